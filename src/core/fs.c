@@ -1,0 +1,192 @@
+/* fs.c — see fs.h. POSIX only (Linux is the target). */
+#include "core/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len) {
+    *out = NULL;
+    if (out_len) *out_len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return ct_fail(errno == ENOENT ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot open: %s", path,
+                       strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ct_fail(CT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ct_fail(CT_ERR_IO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
+        close(fd);
+        return ct_fail(CT_ERR_LIMIT, "%s: %lld bytes exceed the limit of %zu", path,
+                       (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        close(fd);
+        return ct_fail(CT_ERR_OOM, "%s: cannot allocate %zu bytes", path, n + 1);
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return ct_fail(CT_ERR_IO, "%s: read failed at byte %zu: %s", path, got,
+                           r == 0 ? "file shrank while reading" : strerror(e));
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    if (out_len) *out_len = n;
+    return CT_OK;
+}
+
+ct_status ct_fs_map(const char *path, ct_mapping *out) {
+    out->data = NULL;
+    out->size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return ct_fail(errno == ENOENT ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot open: %s", path,
+                       strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ct_fail(CT_ERR_IO, "%s: not a readable regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return CT_OK;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) return ct_fail(CT_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+    out->data = p;
+    out->size = (size_t)st.st_size;
+    return CT_OK;
+}
+
+void ct_fs_unmap(ct_mapping *m) {
+    if (m && m->data) munmap((void *)m->data, m->size);
+    if (m) {
+        m->data = NULL;
+        m->size = 0;
+    }
+}
+
+static ct_status fsync_dir_of(const char *path) {
+    char tmp[PATH_MAX];
+    if (strlen(path) >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
+    strcpy(tmp, path);
+    const char *dir = dirname(tmp);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
+    int r = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (r != 0 && e != EINVAL) return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", dir, strerror(e));
+    return CT_OK;
+}
+
+ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len) {
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    if (n < 0 || (size_t)n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
+    const unsigned char *p = data;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return ct_fail(CT_ERR_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        done += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", path, strerror(e));
+    }
+    if (close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ct_fail(CT_ERR_IO, "%s: close failed: %s", path, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ct_fail(CT_ERR_IO, "%s: rename failed: %s", path, strerror(e));
+    }
+    return fsync_dir_of(path);
+}
+
+ct_status ct_fs_mkdirs(const char *path) {
+    char tmp[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0) return ct_fail(CT_ERR_INVALID_ARG, "mkdirs: empty path");
+    if (n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
+    memcpy(tmp, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == '\0') {
+            char c = tmp[i];
+            tmp[i] = '\0';
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+                return ct_fail(CT_ERR_IO, "%s: cannot create directory: %s", tmp, strerror(errno));
+            tmp[i] = c;
+        }
+    }
+    if (!ct_fs_is_dir(path)) return ct_fail(CT_ERR_IO, "%s: exists and is not a directory", path);
+    return CT_OK;
+}
+
+int ct_fs_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ct_fs_is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b) {
+    size_t la = strlen(a);
+    int need_sep = la > 0 && a[la - 1] != '/';
+    int n = snprintf(dst, cap, "%s%s%s", a, need_sep ? "/" : "", b);
+    if (n < 0 || (size_t)n >= cap) return ct_fail(CT_ERR_LIMIT, "path too long: %s/%s", a, b);
+    return CT_OK;
+}
+
+double ct_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

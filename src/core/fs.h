@@ -1,0 +1,43 @@
+/* fs.h — filesystem helpers: whole-file reads with a size cap, read-only
+ * mappings, atomic replacement (temp file + fsync + rename + dir fsync),
+ * directory creation and path joining. Every failure names the path. */
+#ifndef CT_CORE_FS_H
+#define CT_CORE_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+/* Read a whole file into a fresh NUL-terminated buffer (free with free()).
+ * Files larger than max_bytes fail with CT_ERR_LIMIT before reading. */
+ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len);
+
+/* A read-only private mapping of a whole file. Zero-length files give
+ * data == NULL, size == 0 (mmap refuses them). */
+typedef struct ct_mapping {
+    const uint8_t *data;
+    size_t size;
+} ct_mapping;
+
+ct_status ct_fs_map(const char *path, ct_mapping *out);
+void ct_fs_unmap(ct_mapping *m);
+
+/* Write bytes to path atomically: a temp file in the same directory, fsync,
+ * rename over path, fsync the directory. On failure path is untouched. */
+ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len);
+
+/* mkdir -p with mode 0777 & ~umask. Existing directories are fine. */
+ct_status ct_fs_mkdirs(const char *path);
+
+/* 1 if path exists and is a directory / regular file, else 0. */
+int ct_fs_is_dir(const char *path);
+int ct_fs_is_file(const char *path);
+
+/* dst = a "/" b, failing with CT_ERR_LIMIT if it does not fit in cap bytes. */
+ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b);
+
+/* Monotonic seconds, for stage timings. */
+double ct_now(void);
+
+#endif

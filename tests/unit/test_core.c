@@ -1,0 +1,113 @@
+/* test_core.c — status codes, messages, arena, filesystem helpers. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/arena.h"
+#include "core/dtype.h"
+#include "core/fs.h"
+#include "testutil.h"
+
+static void test_fail_sets_message(void **state) {
+    (void)state;
+    ct_status s = ct_fail(CT_ERR_FORMAT, "bad %s at %d", "header", 7);
+    assert_int_equal(s, CT_ERR_FORMAT);
+    assert_string_equal(ct_last_error(), "bad header at 7");
+    ct_fail_wrap(CT_ERR_FORMAT, "model.safetensors");
+    assert_string_equal(ct_last_error(), "model.safetensors: bad header at 7");
+    assert_string_equal(ct_status_str(CT_ERR_LIMIT), "CT_ERR_LIMIT");
+    assert_string_equal(ct_status_str((ct_status)999), "CT_ERR_UNKNOWN");
+    ct_error_clear();
+    assert_string_equal(ct_last_error(), "");
+}
+
+static void test_arena(void **state) {
+    (void)state;
+    ct_arena a;
+    CT_ASSERT_OK(ct_arena_init(&a, 1000));
+    char *p = ct_arena_alloc(&a, 10);
+    char *q = ct_arena_alloc(&a, 10);
+    assert_non_null(p);
+    assert_non_null(q);
+    assert_int_equal((uintptr_t)p % CT_ARENA_ALIGN, 0);
+    assert_int_equal((uintptr_t)q % CT_ARENA_ALIGN, 0);
+    assert_true(q >= p + 10);
+    size_t m = ct_arena_mark(&a);
+    assert_null(ct_arena_alloc(&a, 5000));
+    CT_ASSERT_ERROR_HAS("arena");
+    assert_non_null(ct_arena_alloc(&a, 100));
+    ct_arena_rewind(&a, m);
+    assert_int_equal(a.used, m);
+    ct_arena_reset(&a);
+    int *z = ct_arena_calloc(&a, 4, sizeof(int));
+    assert_int_equal(z[0] | z[1] | z[2] | z[3], 0);
+    assert_null(ct_arena_calloc(&a, SIZE_MAX / 2, 4));
+    ct_arena_free(&a);
+    ct_arena_free(NULL);
+}
+
+static void test_fs(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096], sub[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "a.txt"));
+    CT_ASSERT_OK(ct_fs_write_atomic(path, "hello", 5));
+    char *buf;
+    size_t n;
+    CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
+    assert_int_equal(n, 5);
+    assert_string_equal(buf, "hello");
+    free(buf);
+    CT_ASSERT_STATUS(ct_fs_read_all(path, 4, &buf, &n), CT_ERR_LIMIT);
+    CT_ASSERT_ERROR_HAS("a.txt");
+    ct_mapping m;
+    CT_ASSERT_OK(ct_fs_map(path, &m));
+    assert_int_equal(m.size, 5);
+    assert_memory_equal(m.data, "hello", 5);
+    ct_fs_unmap(&m);
+    CT_ASSERT_STATUS(ct_fs_read_all("/nonexistent/x", 4, &buf, &n), CT_ERR_NOT_FOUND);
+    CT_ASSERT_OK(ct_path_join(sub, sizeof sub, dir, "x/y/z"));
+    CT_ASSERT_OK(ct_fs_mkdirs(sub));
+    assert_true(ct_fs_is_dir(sub));
+    assert_false(ct_fs_is_file(sub));
+    CT_ASSERT_STATUS(ct_fs_mkdirs(path), CT_ERR_IO);
+    char small[8];
+    CT_ASSERT_STATUS(ct_path_join(small, sizeof small, "abcdef", "ghi"), CT_ERR_LIMIT);
+    ct_test_rmtree(dir);
+    assert_false(ct_fs_is_dir(dir));
+}
+
+static void test_dtype_conversions(void **state) {
+    (void)state;
+    /* every finite f16 and bf16 value survives a round trip through float */
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = ct_f16_to_f32((uint16_t)h);
+        if (f != f) continue;
+        assert_int_equal(ct_f32_to_f16(f), h);
+        float g = ct_bf16_to_f32((uint16_t)h);
+        if (g != g) continue;
+        assert_int_equal(ct_f32_to_bf16(g), h);
+    }
+    /* known values: 1/3 rounds to nearest, ties go to even, overflow -> inf */
+    assert_int_equal(ct_f32_to_f16(1.0f / 3.0f), 0x3555);
+    assert_int_equal(ct_f32_to_f16(65520.0f), 0x7c00);
+    assert_int_equal(ct_f32_to_f16(65519.0f), 0x7bff);
+    assert_int_equal(ct_f32_to_f16(5.96046448e-08f), 0x0001); /* smallest subnormal */
+    assert_int_equal(ct_f32_to_f16(2.98023224e-08f), 0x0000); /* tie -> even (0) */
+    assert_int_equal(ct_f32_to_bf16(1.0f / 3.0f), 0x3eab);
+    assert_int_equal(ct_f32_to_bf16(1.00390625f), 0x3f80); /* tie -> even */
+    assert_int_equal(ct_f32_to_bf16(1.01171875f), 0x3f82); /* tie -> even (up) */
+    assert_true(ct_bf16_to_f32(ct_f32_to_bf16(0.0f / 0.0f)) != ct_bf16_to_f32(ct_f32_to_bf16(0.0f / 0.0f)));
+    assert_int_equal(ct_dtype_size(CT_DTYPE_BF16), 2);
+    assert_string_equal(ct_dtype_name(CT_DTYPE_I64), "I64");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fail_sets_message),
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_fs),
+        cmocka_unit_test(test_dtype_conversions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

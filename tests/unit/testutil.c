@@ -1,0 +1,66 @@
+/* testutil.c — see testutil.h. */
+#include "testutil.h"
+
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *ct_test_path(const char *env_var, const char *rel) {
+    static char ring[8][4096];
+    static int next;
+    const char *base = getenv(env_var);
+    if (!base) fail_msg("environment variable %s is not set (run the tests through ctest)", env_var);
+    char *buf = ring[next++ % 8];
+    snprintf(buf, sizeof ring[0], "%s/%s", base, rel);
+    return buf;
+}
+
+const char *ct_test_tmpdir(void) {
+    static char ring[4][4096];
+    static int next;
+    const char *t = getenv("TMPDIR");
+    char *buf = ring[next++ % 4];
+    snprintf(buf, sizeof ring[0], "%s/ct-test-XXXXXX", t ? t : "/tmp");
+    if (!mkdtemp(buf)) fail_msg("mkdtemp failed");
+    return buf;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void ct_test_rmtree(const char *dir) { nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+
+void ct_test_write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) fail_msg("cannot create %s", path);
+    if (len && fwrite(data, 1, len, f) != len) fail_msg("cannot write %s", path);
+    fclose(f);
+}
+
+double ct_max_abs_diff(const float *a, const float *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d != d) return INFINITY;
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+double ct_rel_l2(const float *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    if (num != num) return INFINITY;
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

@@ -1,0 +1,53 @@
+/* testutil.h — shared helpers for cmocka tests.
+ *
+ * Tests find committed fixtures under $CT_FIXTURES (tests/fixtures) and data
+ * made by tests/setup/ under $CT_TESTDATA (build/testdata); CT_BIN is the
+ * binaries folder. ct_test_path() joins one of those with a relative name.
+ */
+#ifndef CT_TESTUTIL_H
+#define CT_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the four includes above first. */
+#include <cmocka.h>
+
+#include "core/error.h"
+
+/* "$VAR/rel" in a static per-call ring of buffers (valid for a few calls). */
+const char *ct_test_path(const char *env_var, const char *rel);
+#define CT_FIXTURE(rel) ct_test_path("CT_FIXTURES", rel)
+#define CT_TESTDATA(rel) ct_test_path("CT_TESTDATA", rel)
+
+/* A fresh empty temporary directory (under $TMPDIR or /tmp), removed with its
+ * contents by ct_test_rmtree. */
+const char *ct_test_tmpdir(void);
+void ct_test_rmtree(const char *dir);
+
+/* Write bytes to a file (test data); asserts on failure. */
+void ct_test_write_file(const char *path, const void *data, size_t len);
+
+/* Assert a call returned the given status, printing ct_last_error() if not. */
+#define CT_ASSERT_STATUS(expr, want)                                                       \
+    do {                                                                                   \
+        ct_status got_ = (expr);                                                           \
+        if (got_ != (want))                                                                \
+            fail_msg("%s returned %s, want %s: %s", #expr, ct_status_str(got_),            \
+                     ct_status_str(want), ct_last_error());                                \
+    } while (0)
+#define CT_ASSERT_OK(expr) CT_ASSERT_STATUS(expr, CT_OK)
+
+/* Assert the last error message contains a substring. */
+#define CT_ASSERT_ERROR_HAS(sub)                                                           \
+    do {                                                                                   \
+        if (!strstr(ct_last_error(), (sub)))                                               \
+            fail_msg("error message '%s' lacks '%s'", ct_last_error(), (sub));             \
+    } while (0)
+
+/* max |a-b| and relative L2 ||a-b|| / ||b|| over n floats. */
+double ct_max_abs_diff(const float *a, const float *b, size_t n);
+double ct_rel_l2(const float *a, const float *b, size_t n);
+
+#endif

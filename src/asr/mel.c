@@ -123,10 +123,10 @@ ct_status ct_mel_create(const ct_mel_options *opts, ct_mel **out) {
     m->fb_len = calloc(nm, sizeof(int));
     m->fb_w = calloc(nm * nb, sizeof(float));
     m->bitrev = calloc((size_t)m->half, sizeof(int));
-    m->tw_re = calloc((size_t)m->half, sizeof(float));
-    m->tw_im = calloc((size_t)m->half, sizeof(float));
-    m->sp_re = calloc((size_t)m->half + 1, sizeof(float));
-    m->sp_im = calloc((size_t)m->half + 1, sizeof(float));
+    m->tw_re = calloc((size_t)m->half, sizeof(double));
+    m->tw_im = calloc((size_t)m->half, sizeof(double));
+    m->sp_re = calloc((size_t)m->half + 1, sizeof(double));
+    m->sp_im = calloc((size_t)m->half + 1, sizeof(double));
     m->cos_d = calloc(nf, sizeof(double));
     m->sin_d = calloc(nf, sizeof(double));
     if (!m->window || !m->fb || !m->fb_start || !m->fb_len || !m->fb_w || !m->bitrev ||
@@ -174,13 +174,13 @@ ct_status ct_mel_create(const ct_mel_options *opts, ct_mel **out) {
     }
     for (int k = 0; k < m->half; k++) {
         double a = -2.0 * M_PI * (double)k / (double)m->half;
-        m->tw_re[k] = (float)cos(a);
-        m->tw_im[k] = (float)sin(a);
+        m->tw_re[k] = cos(a);
+        m->tw_im[k] = sin(a);
     }
     for (int k = 0; k <= m->half; k++) {
         double a = -2.0 * M_PI * (double)k / (double)o.n_fft;
-        m->sp_re[k] = (float)cos(a);
-        m->sp_im[k] = (float)sin(a);
+        m->sp_re[k] = cos(a);
+        m->sp_im[k] = sin(a);
     }
     for (int k = 0; k < o.n_fft; k++) {
         double a = 2.0 * M_PI * (double)k / (double)o.n_fft;

@@ -23,8 +23,8 @@ struct ct_mel {
     int *fb_len;        /* (n_mels) nonzero run length */
     float *fb_w;        /* (n_mels, n_bins) the runs, packed from column 0 */
     int *bitrev;        /* (half) bit-reversal permutation */
-    float *tw_re, *tw_im; /* (half) exp(-2 pi i k / half) */
-    float *sp_re, *sp_im; /* (half + 1) exp(-2 pi i k / n_fft), the real-FFT split */
+    double *tw_re, *tw_im; /* (half) exp(-2 pi i k / half) */
+    double *sp_re, *sp_im; /* (half + 1) exp(-2 pi i k / n_fft), the real-FFT split */
     double *cos_d, *sin_d; /* (n_fft) cos/sin(2 pi k / n_fft) for the plain DFT */
 };
 

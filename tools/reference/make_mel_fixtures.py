@@ -7,6 +7,11 @@ ATEN_CPU_CAPABILITY=default (the scalar kernel). Values are float32 bit patterns
 every value for N <= 64, else a head, a middle slice and a tail, plus the FNV-1a 64-bit
 hash of all N values' little-endian bytes.
 
+Also writes tests/fixtures/mel/frontend.json: the Hann window torch.stft uses
+(torch.hann_window(400, periodic=False), float32 bits) and the filterbank of
+CohereAsrFeatureExtractor (librosa slaney, float32 bits; each row's nonzero run with its
+first bin), as transformers computes them. Needs the librosa shim on sys.path (done here).
+
 Run: /work/refenv/bin/python tools/reference/make_mel_fixtures.py   (deterministic)
 """
 import json, os, subprocess, sys
@@ -46,6 +51,29 @@ def child():
     json.dump(out, sys.stdout)
 
 
+def frontend():
+    sys.path.insert(0, os.path.join(HERE, "shim"))
+    import numpy as np, torch, transformers
+    from transformers import CohereAsrFeatureExtractor
+    fe = CohereAsrFeatureExtractor()
+    w = torch.hann_window(fe.win_length, periodic=False).numpy().view(np.uint32)
+    fb = fe.mel_filters.numpy()
+    rows = []
+    for r in range(fb.shape[0]):
+        nz = np.nonzero(fb[r])[0]
+        a, b = int(nz[0]), int(nz[-1]) + 1
+        rows.append({"start": a, "bits": ["%08x" % int(x) for x in fb[r, a:b].view(np.uint32)]})
+    out = {"torch": torch.__version__, "transformers": transformers.__version__,
+           "command": "python tools/reference/make_mel_fixtures.py",
+           "n_fft": fe.n_fft, "win_length": fe.win_length, "n_mels": int(fb.shape[0]), "n_bins": int(fb.shape[1]),
+           "window_bits": ["%08x" % int(x) for x in w], "filterbank_rows": rows}
+    path = os.path.join(ROOT, "tests", "fixtures", "mel", "frontend.json")
+    with open(path, "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+    print("wrote", path, os.path.getsize(path), "bytes")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child()
@@ -59,6 +87,7 @@ def main():
     if res["torch_avx2"]["capability"] not in ("AVX2", "AVX512"):
         raise SystemExit("run this on a CPU with AVX2: got %s" % res["torch_avx2"]["capability"])
     res["command"] = "python tools/reference/make_mel_fixtures.py"
+    frontend()
     path = os.path.join(ROOT, "tests", "fixtures", "mel", "randn.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

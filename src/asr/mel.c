@@ -223,57 +223,135 @@ size_t ct_mel__padded_len(const ct_mel *m, size_t n) {
     return (size_t)m->o.n_fft + n + (size_t)CT_MEL_VW * (size_t)m->o.hop_length + (size_t)m->o.n_fft;
 }
 
-ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, int dither, float *sig,
-                         size_t sig_len, int scalar_rng) {
+/* The helpers below run over whole clips, so they are built for AVX-512,
+ * AVX2 and baseline x86-64 (GCC picks at load time); the vector types are
+ * GCC's generic ones, so the arithmetic is the same scalar float/double
+ * arithmetic lane by lane. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define CT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CT_CLONES
+#endif
+typedef float v8f __attribute__((vector_size(32)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+CT_CLONES ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, int dither, float *sig,
+                                   size_t sig_len, int scalar_rng) {
     size_t pad = (size_t)m->half;
-    memset(sig, 0, sizeof(float) * sig_len);
-    if (n == 0) return CT_OK;
     float *y = sig + pad;
-    float amp = m->o.dither;
-    if (dither && amp > 0.0f) {
-        /* reference: waveform[:N] += dither * randn(N), in float32 */
+    memset(sig, 0, sizeof(float) * pad);
+    memset(y + n, 0, sizeof(float) * (sig_len - pad - n));
+    if (n == 0) return CT_OK;
+    const float a = m->o.preemphasis;
+    const float amp = dither ? m->o.dither : 0.0f;
+    if (amp > 0.0f) {
+        /* reference: waveform[:N] += dither * randn(N), then pre-emphasis,
+         * both in float32. y holds the noise; d[i] = x[i] + amp * y[i] is
+         * formed twice per sample (as "current" and as "previous"), with the
+         * same two roundings each time, right to left so y is read before it
+         * is overwritten. */
         if (scalar_rng)
             ct_torch_randn_scalar((uint64_t)n, n, CT_RANDN_TORCH_AVX2, y);
         else
             ct_torch_randn((uint64_t)n, n, CT_RANDN_TORCH_AVX2, y);
-        for (size_t i = 0; i < n; i++) y[i] = x[i] + amp * y[i];
+        size_t i = n; /* indices [1, i) still to do */
+        for (; i >= 9; i -= 8) {
+            size_t b = i - 8;
+            v8f xc, xp, yc, yp;
+            memcpy(&xc, x + b, 32);
+            memcpy(&xp, x + b - 1, 32);
+            memcpy(&yc, y + b, 32);
+            memcpy(&yp, y + b - 1, 32);
+            v8f cur = xc + yc * amp, prev = xp + yp * amp;
+            v8f r = cur - prev * a;
+            memcpy(y + b, &r, 32);
+        }
+        for (; i > 1; i--) {
+            float cur = x[i - 1] + amp * y[i - 1], prev = x[i - 2] + amp * y[i - 2];
+            y[i - 1] = cur - a * prev;
+        }
+        y[0] = x[0] + amp * y[0];
     } else {
-        memcpy(y, x, sizeof(float) * n);
+        y[0] = x[0];
+        size_t i = 1;
+        for (; i + 8 <= n; i += 8) {
+            v8f xc, xp;
+            memcpy(&xc, x + i, 32);
+            memcpy(&xp, x + i - 1, 32);
+            v8f r = xc - xp * a;
+            memcpy(y + i, &r, 32);
+        }
+        for (; i < n; i++) y[i] = x[i] - a * x[i - 1];
     }
-    /* pre-emphasis, right to left so it can run in place */
-    float a = m->o.preemphasis;
-    if (a != 0.0f)
-        for (size_t i = n - 1; i > 0; i--) y[i] = y[i] - a * y[i - 1];
     return CT_OK;
 }
 
 /* Per-bin normalisation of rows [0, L) of feat (L, n_mels) in place:
  * mean over L, variance with divisor L - 1, (x - mean) / (std + 1e-5). The
- * sums run in double; mean and std are rounded to float like the reference's. */
-void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc /* (2, n_mels) */) {
+ * sums run in double; mean and std are rounded to float like the reference's.
+ * acc: (2 * n_mels) doubles of scratch, 64-byte aligned. */
+CT_CLONES void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc) {
     double *sum = acc, *sq = acc + n_mels;
-    for (int j = 0; j < n_mels; j++) sum[j] = sq[j] = 0.0;
+    const size_t nm = (size_t)n_mels;
+    const size_t nv = n_mels % 8 == 0 ? nm / 8 : 0; /* 8-wide blocks, else scalar */
+    v8d *sv = (v8d *)sum, *qv = (v8d *)sq;
+    for (size_t j = 0; j < nm; j++) sum[j] = sq[j] = 0.0;
     for (size_t t = 0; t < L; t++) {
-        const float *r = feat + t * (size_t)n_mels;
-        for (int j = 0; j < n_mels; j++) sum[j] += r[j];
+        const float *r = feat + t * nm;
+        for (size_t v = 0; v < nv; v++) {
+            v8f x;
+            memcpy(&x, r + 8 * v, 32);
+            sv[v] += __builtin_convertvector(x, v8d);
+        }
+        for (size_t j = 8 * nv; j < nm; j++) sum[j] += r[j];
     }
-    for (int j = 0; j < n_mels; j++) sum[j] = (double)(float)(sum[j] / (double)L);
+    for (size_t j = 0; j < nm; j++) sum[j] = (double)(float)(sum[j] / (double)L);
     for (size_t t = 0; t < L; t++) {
-        const float *r = feat + t * (size_t)n_mels;
-        for (int j = 0; j < n_mels; j++) {
+        const float *r = feat + t * nm;
+        for (size_t v = 0; v < nv; v++) {
+            v8f x;
+            memcpy(&x, r + 8 * v, 32);
+            v8d d = __builtin_convertvector(x, v8d) - sv[v];
+            qv[v] += d * d;
+        }
+        for (size_t j = 8 * nv; j < nm; j++) {
             double d = (double)r[j] - sum[j];
             sq[j] += d * d;
         }
     }
-    float mean[CT_MEL_MAX_MELS], den[CT_MEL_MAX_MELS];
-    for (int j = 0; j < n_mels; j++) {
+    float mean[CT_MEL_MAX_MELS] __attribute__((aligned(32))), den[CT_MEL_MAX_MELS] __attribute__((aligned(32)));
+    for (size_t j = 0; j < nm; j++) {
         mean[j] = (float)sum[j];
         den[j] = sqrtf((float)(sq[j] / (double)(L - 1))) + 1e-5f;
     }
     for (size_t t = 0; t < L; t++) {
-        float *r = feat + t * (size_t)n_mels;
-        for (int j = 0; j < n_mels; j++) r[j] = (r[j] - mean[j]) / den[j];
+        float *r = feat + t * nm;
+        for (size_t v = 0; v < nv; v++) {
+            v8f x, mu, dn;
+            memcpy(&x, r + 8 * v, 32);
+            memcpy(&mu, mean + 8 * v, 32);
+            memcpy(&dn, den + 8 * v, 32);
+            x = (x - mu) / dn;
+            memcpy(r + 8 * v, &x, 32);
+        }
+        for (size_t j = 8 * nv; j < nm; j++) r[j] = (r[j] - mean[j]) / den[j];
     }
+}
+
+/* 1 when every sample is finite: an exponent field of all ones is Inf/NaN. */
+CT_CLONES static int all_finite(const float *x, size_t n) {
+    v8u acc = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8u u;
+        memcpy(&u, x + i, 32);
+        acc |= (v8u)((u & 0x7f800000u) == 0x7f800000u);
+    }
+    uint32_t bad = 0;
+    for (int k = 0; k < 8; k++) bad |= acc[k];
+    for (; i < n; i++) bad |= !isfinite(x[i]);
+    return bad == 0;
 }
 
 static ct_status check_clip(const ct_mel *m, const float *x, size_t n, int b) {
@@ -283,11 +361,9 @@ static ct_status check_clip(const ct_mel *m, const float *x, size_t n, int b) {
                        "(split long audio first)",
                        b, n, (double)n / m->o.sample_rate, m->o.max_clip_s);
     if (n > 0 && !x) return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d is NULL", b);
-    /* A NaN or Inf sample would turn its whole row into NaN; refuse it.
-     * x * 0 is 0 for finite x and NaN otherwise. */
-    float acc = 0.0f;
-    for (size_t i = 0; i < n; i++) acc += x[i] * 0.0f;
-    if (acc != 0.0f) return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite", b);
+    /* A NaN or Inf sample would turn its whole row into NaN; refuse it. */
+    if (n > 0 && !all_finite(x, n))
+        return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite", b);
     return CT_OK;
 }
 
@@ -325,7 +401,7 @@ ct_status ct_mel_compute_reference(ct_mel *m, const float *clip, size_t n, int d
     float *sig = malloc(sizeof(float) * len);
     float *fr = malloc(sizeof(float) * (size_t)nfft);
     float *pw = malloc(sizeof(float) * (size_t)nb);
-    double *acc = malloc(sizeof(double) * 2 * (size_t)nm);
+    double *acc = aligned_alloc(64, (sizeof(double) * 2 * (size_t)nm + 63) / 64 * 64);
     ct_status st = CT_OK;
     if (!sig || !fr || !pw || !acc) {
         st = ct_fail(CT_ERR_OOM, "mel: out of memory");

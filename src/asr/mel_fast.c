@@ -160,7 +160,7 @@ ct_status ct_mel__run_batch(ct_mel *m, const float *const *clips, const size_t *
     /* 3. per-row normalisation over its own valid frames */
 #pragma omp parallel num_threads(nt)
     {
-        double *acc = malloc(sizeof(double) * 2 * (size_t)nm);
+        double *acc = aligned_alloc(64, (sizeof(double) * 2 * (size_t)nm + 63) / 64 * 64);
 #pragma omp for schedule(dynamic, 1)
         for (int b = 0; b < batch; b++) {
             size_t L = ct_mel_valid_frames(m, n[b]);

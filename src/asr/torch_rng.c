@@ -33,10 +33,28 @@ static uint32_t mt_mix(uint32_t a, uint32_t b, uint32_t c) {
     return c ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
 }
 
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+/* mt_mix on eight consecutive words: dst[k] = mix(a[k], a[k+1], c[k]). */
+static void mt_mix8(uint32_t *dst, const uint32_t *a, const uint32_t *c) {
+    v8u x, x1, z;
+    memcpy(&x, a, sizeof x);
+    memcpy(&x1, a + 1, sizeof x1);
+    memcpy(&z, c, sizeof z);
+    v8u y = (x & 0x80000000u) | (x1 & 0x7fffffffu);
+    v8u r = z ^ (y >> 1) ^ ((-(y & 1u)) & 0x9908b0dfu);
+    memcpy(dst, &r, sizeof r);
+}
+
 static void mt_twist(ct_mt19937 *mt) {
     uint32_t *s = mt->state;
     int i = 0;
+    /* s[i + 1] is still the old word and s[i + M] (first part) the old one,
+     * s[i + M - N] (second part) an already-new one, 227 words back: eight
+     * words at a time read exactly what the one-word loop would. */
+    for (; i + 8 <= MT_N - MT_M; i += 8) mt_mix8(s + i, s + i, s + i + MT_M);
     for (; i < MT_N - MT_M; i++) s[i] = mt_mix(s[i], s[i + 1], s[i + MT_M]);
+    for (; i + 8 <= MT_N - 1; i += 8) mt_mix8(s + i, s + i, s + i + MT_M - MT_N);
     for (; i < MT_N - 1; i++) s[i] = mt_mix(s[i], s[i + 1], s[i + MT_M - MT_N]);
     s[MT_N - 1] = mt_mix(s[MT_N - 1], s[0], s[MT_M - 1]);
     mt->next = 0;
@@ -55,6 +73,35 @@ uint32_t ct_mt19937_next(ct_mt19937 *mt) {
 /* uniform_real_distribution<float>(0,1): the low 24 bits times 2^-24 (exact). */
 static float uniform_f24(ct_mt19937 *mt) {
     return (float)(ct_mt19937_next(mt) & 0xFFFFFFu) * 0x1p-24f;
+}
+
+/* out[0..n) = uniform_f24 of the next n words. Whole state blocks are
+ * tempered eight words at a time (the same arithmetic, so the same bits). */
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+static void fill_f24(ct_mt19937 *mt, float *out, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (mt->next >= MT_N) mt_twist(mt);
+        size_t run = (size_t)(MT_N - mt->next);
+        if (run > n - i) run = n - i;
+        const uint32_t *s = mt->state + mt->next;
+        size_t k = 0;
+        for (; k + 8 <= run; k += 8) {
+            v8u y;
+            memcpy(&y, s + k, sizeof y);
+            y ^= y >> 11;
+            y ^= (y << 7) & 0x9d2c5680u;
+            y ^= (y << 15) & 0xefc60000u;
+            y ^= y >> 18;
+            v8f f = __builtin_convertvector((v8i)(y & 0xFFFFFFu), v8f) * 0x1p-24f;
+            memcpy(out + i + k, &f, sizeof f);
+        }
+        mt->next += (int)k;
+        for (; k < run; k++) out[i + k] = uniform_f24(mt);
+        i += run;
+    }
 }
 
 /* uniform_real_distribution<double>(0,1) from random64() = first<<32 | second. */
@@ -286,7 +333,7 @@ static void randn_fill(uint64_t seed, size_t n, ct_randn_kind kind, float *out, 
 #else
     (void)vector;
 #endif
-    for (size_t i = 0; i < n; i++) out[i] = uniform_f24(&mt);
+    fill_f24(&mt, out, n);
     for (size_t i = 0; i + 16 <= n; i += 16) block(out + i);
     if (n % 16 != 0) {
         /* torch redraws 16 uniforms for the last 16 elements and recomputes them,

@@ -12,6 +12,12 @@ Also writes tests/fixtures/mel/frontend.json: the Hann window torch.stft uses
 CohereAsrFeatureExtractor (librosa slaney, float32 bits; each row's nonzero run with its
 first bin), as transformers computes them. Needs the librosa shim on sys.path (done here).
 
+Also writes tests/fixtures/mel/chunks.json: the long-audio split of
+CohereAsrFeatureExtractor (_split_audio_chunks_energy, behind __call__'s 30 s test) for
+synthetic clips that C rebuilds bit for bit from integers: sample i is
+amp(i) * (((i * 2654435761 + seed) mod 2^32 >> 8) * 2^-24 - 0.5) in float32, amp piecewise
+constant from the listed segments (1.0 elsewhere).
+
 Run: /work/refenv/bin/python tools/reference/make_mel_fixtures.py   (deterministic)
 """
 import json, os, subprocess, sys
@@ -74,6 +80,61 @@ def frontend():
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
+CHUNK_CASES = [
+    # name, samples, seed, [(start, end, amp)]
+    ("30s_exact", 480000, 1, []),
+    ("30s_plus_1", 480001, 2, []),
+    ("35s_exact", 560000, 3, []),
+    ("35s_plus_1", 560001, 4, [(520000, 521600, 0.0)]),
+    ("36s_quiet_at_32.3s", 576000, 5, [(516800, 520000, 0.01)]),
+    ("70s_two_quiet", 1120000, 6, [(500000, 503000, 0.001), (990000, 994000, 0.02)]),
+    ("100s_louder_tail", 1600000, 7, [(480000, 560000, 0.5), (1000000, 1100000, 0.25)]),
+    ("80s_silence", 1280000, 8, [(0, 1280000, 0.0)]),
+    ("75s_quiet_at_window_edges", 1200000, 9, [(478400, 480000, 0.0), (558399, 560000, 0.0)]),
+]
+
+
+def chunk_signal(n, seed, segs):
+    import numpy as np
+    i = np.arange(n, dtype=np.uint64)
+    h = ((i * np.uint64(2654435761) + np.uint64(seed)) & np.uint64(0xFFFFFFFF)) >> np.uint64(8)
+    v = h.astype(np.float32) * np.float32(2.0 ** -24) - np.float32(0.5)
+    amp = np.ones(n, dtype=np.float32)
+    for a, b, g in segs:
+        amp[a:b] = np.float32(g)
+    return (amp * v).astype(np.float32)
+
+
+def chunks():
+    sys.path.insert(0, os.path.join(HERE, "shim"))
+    import torch, transformers
+    from transformers import CohereAsrFeatureExtractor
+    fe = CohereAsrFeatureExtractor()
+    thr = max(0.0, fe.max_audio_clip_s - fe.overlap_chunk_second)
+    cases = []
+    for name, n, seed, segs in CHUNK_CASES:
+        x = torch.from_numpy(chunk_signal(n, seed, segs))
+        if n / fe.sampling_rate <= thr:
+            parts = [x]
+        else:
+            parts = fe._split_audio_chunks_energy(x)
+        bounds, pos = [], 0
+        for c in parts:
+            bounds.append([pos, pos + int(c.shape[0])])
+            pos += int(c.shape[0])
+        assert pos == n
+        cases.append({"name": name, "n": n, "seed": seed, "segments": [list(t) for t in segs], "bounds": bounds})
+    out = {"torch": torch.__version__, "transformers": transformers.__version__,
+           "command": "python tools/reference/make_mel_fixtures.py",
+           "max_audio_clip_s": fe.max_audio_clip_s, "overlap_chunk_second": fe.overlap_chunk_second,
+           "min_energy_window_samples": fe.min_energy_window_samples, "cases": cases}
+    path = os.path.join(ROOT, "tests", "fixtures", "mel", "chunks.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print("wrote", path, os.path.getsize(path), "bytes")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child()
@@ -88,6 +149,7 @@ def main():
         raise SystemExit("run this on a CPU with AVX2: got %s" % res["torch_avx2"]["capability"])
     res["command"] = "python tools/reference/make_mel_fixtures.py"
     frontend()
+    chunks()
     path = os.path.join(ROOT, "tests", "fixtures", "mel", "randn.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fs.h"
@@ -567,6 +568,10 @@ ct_status ct_st_writer_create(const char *path, ct_st_writer **out) {
         ct_st_writer_free(w);
         return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(e));
     }
+    /* mkostemp makes 0600; a checkpoint is an ordinary file (0666 & ~umask). */
+    mode_t um = umask(0);
+    umask(um);
+    (void)fchmod(w->fd, 0666 & ~um);
     *out = w;
     return CT_OK;
 }

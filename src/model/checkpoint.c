@@ -215,6 +215,8 @@ static ct_status verify_all(ct_checkpoint *ck) {
         snprintf(n, sizeof n, "encoder.pre_encode.conv.%d.bias", pw[i]);
         CT_TRY(want(ck, n, 1, C, 0, 0, 0));
     }
+    const int64_t F = sub_len(sub_len(sub_len(c->n_mels)));
+    CT_TRY(want(ck, "encoder.pre_encode.out.weight", 2, d, C * F, 0, 0));
     CT_TRY(want(ck, "encoder.pre_encode.out.bias", 1, d, 0, 0, 0));
     static const char *const norms[] = {"norm_feed_forward1", "norm_self_att", "norm_conv", "norm_feed_forward2",
                                         "norm_out"};

@@ -171,6 +171,32 @@ def write_cases(path, tok_main, tok_meta):
             "text_metaspace": tok_meta.decode(ids, skip_special_tokens=True),
             "text_with_specials": tok_main.decode(ids, skip_special_tokens=False),
         })
+    # Other decoder chains over the same vocabulary: the C test swaps the file's
+    # "decoder" for each of these and expects the texts tokenizers gives.
+    variants = [
+        None,
+        decoders.Strip(" ", 2, 1),
+        decoders.Sequence([decoders.Replace("▁", " "), decoders.Strip(" ", 1, 1)]),
+        decoders.Sequence([decoders.Replace("▁▁", "X"), decoders.ByteFallback()]),
+        decoders.Sequence([decoders.ByteFallback(), decoders.Metaspace("▁", prepend_scheme="never")]),
+        decoders.Sequence([decoders.Replace("▁", "  "), decoders.ByteFallback(), decoders.Fuse(),
+                           decoders.Strip(" ", 0, 2)]),
+        decoders.Sequence([decoders.Metaspace("▁", prepend_scheme="first"), decoders.Fuse()]),
+        decoders.ByteFallback(),
+    ]
+    out["decoder_variants"] = []
+    for dec in variants:
+        t = Tokenizer.from_str(tok_main.to_str())
+        t.decoder = dec
+        dj = json.loads(t.to_str())["decoder"]
+        rows = []
+        for name, ids in case_sequences(info):
+            try:
+                text = t.decode(ids, skip_special_tokens=True)
+            except BaseException:  # tokenizers panics where Strip cuts cross; the C side gives ""
+                text = None
+            rows.append({"name": name, "ids": ids, "text": text})
+        out["decoder_variants"].append({"decoder": dj, "cases": rows})
     with open(path, "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
         f.write("\n")

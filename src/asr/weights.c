@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct loader {
     ct_backend *be;
@@ -39,6 +41,18 @@ static ct_status find(loader *L, const char *name, int ndim, const int64_t *dims
     return CT_OK;
 }
 
+/* Give the pages of a converted file-backed tensor back to the page cache so
+ * that the mapping and the converted copy are not resident together. Only the
+ * whole pages inside the tensor are dropped; they are re-read if touched. */
+static void drop_pages(const ct_host_tensor *ht, size_t nbytes) {
+    if (!ht->file_backed || nbytes == 0) return;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps <= 0) return;
+    uintptr_t a = (uintptr_t)ht->data, e = a + nbytes;
+    uintptr_t s = (a + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps, f = e / (uintptr_t)ps * (uintptr_t)ps;
+    if (f > s) madvise((void *)s, f - s, MADV_DONTNEED);
+}
+
 /* Load name into *t as dtype, with shape `store` (same element count). */
 static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name, int ndim, const int64_t *dims,
                       int optional) {
@@ -51,6 +65,7 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     for (int i = 0; i < nd; i++) shape[i] = ht.shape[i];
     ct_status s = ct_tensor_upload(L->be, dtype, ht.data, ht.dtype, nd, shape, t);
     if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
+    drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
     L->bytes += t->nbytes;
     return CT_OK;
 }

@@ -28,6 +28,8 @@ typedef struct ct_host_tensor {
     int ndim;
     int64_t shape[8];
     const void *data;
+    int file_backed; /* data is a read-only file mapping: its pages may be
+                        dropped (madvise) once converted, to bound peak RSS */
 } ct_host_tensor;
 
 /* Fill *out and return 1 when the tensor exists, 0 when it does not. */

@@ -38,14 +38,22 @@ ct_status ct_tensor_alloc(ct_backend *be, ct_dtype dtype, int ndim, const int64_
 }
 
 ct_status ct_convert_to_f32(float *dst, const void *src, ct_dtype src_dtype, size_t n) {
-    const uint16_t *h = src;
+    /* src may be unaligned (mmapped safetensors): load halves with memcpy */
+    const unsigned char *h = src;
+    uint16_t v;
     switch (src_dtype) {
     case CT_DTYPE_F32: memcpy(dst, src, n * 4); return CT_OK;
     case CT_DTYPE_BF16:
-        for (size_t i = 0; i < n; i++) dst[i] = ct_bf16_to_f32(h[i]);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(&v, h + 2 * i, 2);
+            dst[i] = ct_bf16_to_f32(v);
+        }
         return CT_OK;
     case CT_DTYPE_F16:
-        for (size_t i = 0; i < n; i++) dst[i] = ct_f16_to_f32(h[i]);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(&v, h + 2 * i, 2);
+            dst[i] = ct_f16_to_f32(v);
+        }
         return CT_OK;
     default: return ct_fail(CT_ERR_UNSUPPORTED, "convert: dtype %s is not a float type", ct_dtype_name(src_dtype));
     }
@@ -63,10 +71,8 @@ static ct_status convert(void *dst, ct_dtype dtype, const void *src, ct_dtype sr
     uint16_t *o = dst;
     for (size_t i = 0; i < n; i++) {
         float f;
-        if (src_dtype == CT_DTYPE_F32) f = ((const float *)src)[i];
-        else if (src_dtype == CT_DTYPE_BF16) f = ct_bf16_to_f32(((const uint16_t *)src)[i]);
-        else if (src_dtype == CT_DTYPE_F16) f = ct_f16_to_f32(((const uint16_t *)src)[i]);
-        else return ct_fail(CT_ERR_UNSUPPORTED, "convert: from %s", ct_dtype_name(src_dtype));
+        if (ct_convert_to_f32(&f, (const unsigned char *)src + i * ct_dtype_size(src_dtype), src_dtype, 1) != CT_OK)
+            return CT_ERR_UNSUPPORTED;
         o[i] = dtype == CT_DTYPE_BF16 ? ct_f32_to_bf16(f) : ct_f32_to_f16(f);
     }
     return CT_OK;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "asr/mel.h"
+#include "asr/mel_internal.h"
 #include "asr/torch_rng.h"
 #include "model/safetensors.h"
 #include "testutil.h"
@@ -353,6 +354,34 @@ static void test_fast_matches_plain(void **state) {
     ct_mel_free(m);
 }
 
+/* Every kernel (AVX-512, AVX2, baseline: those this CPU runs) does the same
+ * float/double operations per lane, so all give identical bits. */
+static void test_kernels_agree(void **state) {
+    (void)state;
+    clips_t c;
+    load_clips(&c);
+    ct_mel *m;
+    CT_ASSERT_OK(ct_mel_create(NULL, &m));
+    int T = (int)ct_mel_frames(m, c.n[3]);
+    float *want = malloc(sizeof(float) * (size_t)T * 128), *got = malloc(sizeof(float) * (size_t)T * 128);
+    const float *x = c.clip[3];
+    ct_mel__set_isa(-1);
+    int top = ct_mel__isa();
+    CT_ASSERT_OK(ct_mel_compute_batch(m, &x, &c.n[3], 1, 1, want, T, NULL));
+    for (int isa = 0; isa < top; isa++) {
+        ct_mel__set_isa(isa);
+        assert_int_equal(ct_mel__isa(), isa);
+        CT_ASSERT_OK(ct_mel_compute_batch(m, &x, &c.n[3], 1, 1, got, T, NULL));
+        assert_memory_equal(got, want, sizeof(float) * (size_t)T * 128);
+    }
+    print_message("  kernels 0..%d agree bit for bit\n", top);
+    ct_mel__set_isa(-1);
+    free(want);
+    free(got);
+    free_clips(&c);
+    ct_mel_free(m);
+}
+
 static void test_batch_invariance(void **state) {
     (void)state;
     clips_t c;
@@ -456,6 +485,7 @@ int main(void) {
         cmocka_unit_test(test_window_and_filterbank),
         cmocka_unit_test(test_features_match_reference),
         cmocka_unit_test(test_fast_matches_plain),
+        cmocka_unit_test(test_kernels_agree),
         cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_limits_and_bad_input),
     };

@@ -14,6 +14,7 @@
 
 typedef struct st_mini {
     unsigned char *buf;
+    unsigned char *aligned; /* tensor bytes copied to a 64-byte aligned block */
     size_t size;
     json_t *hdr;
     const unsigned char *data;
@@ -36,13 +37,18 @@ static int st_mini_open(st_mini *m, const char *path) {
     uint64_t n;
     memcpy(&n, m->buf, 8);
     m->hdr = json_loadb((const char *)m->buf + 8, n, 0, NULL);
-    m->data = m->buf + 8 + n;
+    /* the header length need not keep tensors aligned: copy the data out */
+    size_t len = m->size - 8 - n;
+    if (posix_memalign((void **)&m->aligned, 64, len ? len : 1)) return -1;
+    memcpy(m->aligned, m->buf + 8 + n, len);
+    m->data = m->aligned;
     return m->hdr ? 0 : -1;
 }
 
 static void st_mini_close(st_mini *m) {
     json_decref(m->hdr);
     free(m->buf);
+    free(m->aligned);
 }
 
 static int st_mini_get(st_mini *m, const char *name, ct_host_tensor *out) {

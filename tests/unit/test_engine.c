@@ -34,7 +34,9 @@ static const float *ref_f32(ref_data *r, const char *name, int64_t *rows, int64_
 static int64_t ref_i64(ref_data *r, const char *name, int i) {
     ct_host_tensor t;
     if (!st_mini_get(&r->st, name, &t)) fail_msg("reference tensor %s missing", name);
-    return ((const int64_t *)t.data)[i];
+    int64_t v;
+    memcpy(&v, (const char *)t.data + 8 * (size_t)i, 8); /* offsets need not be 8-aligned */
+    return v;
 }
 
 static void load_ref(ref_data *r) {

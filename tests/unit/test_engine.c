@@ -266,5 +266,7 @@ int main(void) {
         cmocka_unit_test(test_layouts_agree),
         cmocka_unit_test(test_bf16_weights),
     };
+    /* CT_TEST_FILTER=test_batch_fast runs one test (slow tools: valgrind) */
+    if (getenv("CT_TEST_FILTER")) cmocka_set_test_filter(getenv("CT_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -88,8 +88,8 @@ typedef struct run_out {
 
 /* Encoder + greedy decoding of rows [b0, b0+B) of the reference features,
  * padded to T frames. */
-static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
-                       run_out *o) {
+static void run_engine_ex(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                          int max_new, int ignore_eos, run_out *o) {
     ct_backend *be;
     CT_ASSERT_OK(ct_backend_create(backend, NULL, &be));
     ct_checkpoint *ck;
@@ -100,7 +100,7 @@ static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref
     ct_asr_hparams hp = w.hp;
 
     ct_arena act, ws;
-    int Smax = ct_generate_cache_positions(&hp, r->P, MAX_NEW);
+    int Smax = ct_generate_cache_positions(&hp, r->P, max_new);
     int Te0 = ct_encoder_frames(T);
     CT_ASSERT_OK(ct_backend_arena_create(be, ct_encoder_act_bytes(&hp, B, T) + ct_decoder_state_bytes(&hp, B, Te0, Smax), &act));
     size_t wsb = ct_encoder_ws_bytes(&hp, B, T, 8);
@@ -121,7 +121,7 @@ static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref
     CT_ASSERT_OK(ct_decoder_prepare(&w, be, &act, &ws, enc, o->enc_len, B, o->Te, Smax, &st_dec));
     int32_t *prompts = malloc(sizeof(int32_t) * B * r->P);
     for (int b = 0; b < B; b++) memcpy(prompts + b * r->P, r->prompt, sizeof(int32_t) * r->P);
-    ct_generate_options go = {.max_new_tokens = MAX_NEW, .eos_id = 3, .keep_logits = 1};
+    ct_generate_options go = {.max_new_tokens = max_new, .eos_id = 3, .keep_logits = 1, .ignore_eos = ignore_eos};
     CT_ASSERT_OK(ct_generate_greedy(&w, be, &st_dec, &ws, prompts, r->P, &go, o->rows));
     assert_int_equal(ws.used, 0);
     free(prompts);
@@ -131,6 +131,11 @@ static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref
     ct_backend_arena_free(be, &ws);
     ct_asr_weights_free(&w);
     ct_backend_free(be);
+}
+
+static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                       run_out *o) {
+    run_engine_ex(backend, model, wdt, r, b0, B, T, MAX_NEW, 0, o);
 }
 
 static void free_out(run_out *o, int B) {
@@ -246,6 +251,29 @@ static void test_bf16_weights(void **state) {
     free_out(&o, r->B);
 }
 
+/* Forced decoding runs every row to the end of the position table (128 in
+ * the fixture: 118 tokens after the 10-token prompt), and its first tokens are
+ * the reference's up to the reference's EOS. */
+static void test_position_table_end(void **state) {
+    ref_data *r = *state;
+    run_out o;
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, 2, r->feat_len[1] + 1, 1000, 1, &o);
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(o.rows[b].n_tokens, 128 - r->P);
+        assert_int_equal(o.rows[b].stop, CT_STOP_POSITIONS);
+    }
+    int32_t want[1024];
+    int nt;
+    ref_i32(r, "tokens.0", want, &nt);
+    assert_memory_equal(o.rows[0].tokens, want, sizeof(int32_t) * nt); /* EOS included, then it goes on */
+    free_out(&o, 2);
+    /* a budget below the table stops at the budget */
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 1, 1, r->feat_len[1] + 1, 7, 1, &o);
+    assert_int_equal(o.rows[0].n_tokens, 7);
+    assert_int_equal(o.rows[0].stop, CT_STOP_MAX_TOKENS);
+    free_out(&o, 1);
+}
+
 static int setup(void **state) {
     ref_data *r = calloc(1, sizeof *r);
     load_ref(r);
@@ -265,6 +293,7 @@ int main(void) {
         cmocka_unit_test(test_each_clip_alone),
         cmocka_unit_test(test_layouts_agree),
         cmocka_unit_test(test_bf16_weights),
+        cmocka_unit_test(test_position_table_end),
     };
     /* CT_TEST_FILTER=test_batch_fast runs one test (slow tools: valgrind) */
     if (getenv("CT_TEST_FILTER")) cmocka_set_test_filter(getenv("CT_TEST_FILTER"));

@@ -148,8 +148,8 @@ ct_status ct_audio_job_append(ct_audio_job *job, const float *x, size_t k) {
     for (size_t i = 0; i < k; i++) {
         float v = x[i];
         if (!isfinite(v))
-            return ct_fail(CT_ERR_FORMAT, "%s: the audio contains a %s sample (at %.3f s)",
-                           job->name, isnan(v) ? "NaN" : "infinite",
+            return ct_fail(CT_ERR_FORMAT, "%s: the audio contains %s sample (at %.3f s)",
+                           job->name, isnan(v) ? "a NaN" : "an infinite",
                            (double)(job->n + i) / CT_AUDIO_SAMPLE_RATE);
         dst[i] = v;
     }
@@ -177,6 +177,11 @@ static ct_status run_backends(ct_audio_input *in, const ct_audio_options *opts,
                               ct_audio **out) {
     ct_audio *a = calloc(1, sizeof *a);
     if (!a) return ct_fail(CT_ERR_OOM, "%s: out of memory", in->name);
+    ct_status cs = ct_audio_check_container(in);
+    if (cs != CT_OK) {
+        free(a);
+        return cs;
+    }
     ct_audio_job job = {.name = in->name, .opts = opts, .t0 = ct_now()};
     job.max_samples = (size_t)(opts->memory_cap_bytes / sizeof(float));
     ct_status s;

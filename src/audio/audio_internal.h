@@ -59,6 +59,10 @@ ct_status ct_audio_sndfile_decode(ct_audio_input *in, ct_audio_job *job, ct_audi
                                   int *cannot_open);
 ct_status ct_audio_sndfile_probe(ct_audio_input *in, ct_audio_info *info, int *cannot_open);
 
+/* Truncated WAV (data chunk longer than the file) and Ogg (last page cut
+ * off) files fail with CT_ERR_FORMAT; anything else passes. Leaves pos at 0. */
+ct_status ct_audio_check_container(ct_audio_input *in);
+
 /* Decoded samples that fall short of the container's declared duration by
  * more than this are a truncated file: max(0.25 s, 2 % of the declared
  * duration). Codec delay/padding differences are a few tens of ms. */

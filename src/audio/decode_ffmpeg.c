@@ -35,9 +35,14 @@ static void av_log_to_ct(void *avcl, int level, const char *fmt, va_list vl) {
     if (level > AV_LOG_VERBOSE) return;
     int keep = level <= AV_LOG_WARNING;
     if (!keep && !ct_log_enabled(CT_LOG_DEBUG)) return;
-    char line[1024];
-    int prefix = 1;
-    av_log_format_line2(avcl, level, fmt, vl, line, sizeof line, &prefix);
+    /* "[mp3 @ 0x55d0...] " would put an address into error messages: use
+     * the bare class item name instead. */
+    char line[1024], body[900];
+    int prefix = 0;
+    av_log_format_line2(avcl, level, fmt, vl, body, sizeof body, &prefix);
+    const AVClass *cls = avcl ? *(const AVClass **)avcl : NULL;
+    const char *who = cls && cls->item_name ? cls->item_name(avcl) : NULL;
+    snprintf(line, sizeof line, "%s%s%s", who ? who : "", who ? ": " : "", body);
     size_t l = strlen(line);
     while (l && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
     if (!l) return;
@@ -156,7 +161,7 @@ static ct_status ff_open(ff *s, int *cannot_open) {
     int r = avformat_open_input(&s->fmt, s->in->name, NULL, NULL);
     if (r < 0) { /* s->fmt was freed */
         *cannot_open = 1;
-        return interrupted_or(s, CT_ERR_FORMAT, r, "no FFmpeg demuxer recognises the format");
+        return interrupted_or(s, CT_ERR_FORMAT, r, "FFmpeg cannot open it");
     }
     r = avformat_find_stream_info(s->fmt, NULL);
     if (r < 0) {
@@ -402,6 +407,19 @@ static ct_status ff_decode_all(ff *s, ct_audio *out, int *cannot_open) {
     /* Isolated bad packets (a damaged frame in a long recording) are
      * skipped, as players do; more than 1 % of them means the stream is not
      * what it claims to be. */
+    if (s->job->n == 0)
+        return ct_fail(CT_ERR_FORMAT, "%s: no audio samples (the %s stream %s)", name, cname,
+                       s->packets ? "decodes to nothing" : "has no packets");
+    /* Truncation first: a cut-off file often also ends in a damaged packet,
+     * and "truncated" is the better explanation. */
+    if (!estimated && ct_audio_is_truncated(declared, s->src_seconds))
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: truncated: the container declares %.3f s of audio but the stream ends "
+                       "after %.3f s",
+                       name, declared, s->src_seconds);
+    /* Isolated bad packets (a damaged frame in a long recording) are
+     * skipped, as players do; more than 1 % of them means the stream is not
+     * what it claims to be. */
     if (s->bad_packets > 0 && s->bad_packets * 100 > s->packets)
         return ct_fail(CT_ERR_FORMAT,
                        "%s: corrupt %s audio: %ld of %ld packets failed to decode (first at %.3f s: %s)",
@@ -409,14 +427,6 @@ static ct_status ff_decode_all(ff *s, ct_audio *out, int *cannot_open) {
     if (s->bad_packets > 0)
         CT_LOGW("%s: skipped %ld damaged %s packet(s) of %ld (first at %.3f s: %s)", name,
                 s->bad_packets, cname, s->packets, s->first_bad_at, s->first_bad);
-    if (s->job->n == 0)
-        return ct_fail(CT_ERR_FORMAT, "%s: no audio samples (the %s stream %s)", name, cname,
-                       s->packets ? "decodes to nothing" : "has no packets");
-    if (!estimated && ct_audio_is_truncated(declared, s->src_seconds))
-        return ct_fail(CT_ERR_FORMAT,
-                       "%s: truncated: the container declares %.3f s of audio but the stream ends "
-                       "after %.3f s",
-                       name, declared, s->src_seconds);
 
     const AVCodecParameters *p = st->codecpar;
     out->source_sample_rate = p->sample_rate ? p->sample_rate : s->swr_rate;

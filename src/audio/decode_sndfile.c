@@ -77,11 +77,33 @@ static void fill_names(SNDFILE *sf, const SF_INFO *si, char *codec, size_t ccap,
         snprintf(codec, ccap, "%s", subtype_codec(si->format & SF_FORMAT_SUBMASK));
 }
 
+/* libsndfile reads MPEG audio through libmpg123, which writes its warnings
+ * straight to stderr ("Xing stream size off ..."); the library must not
+ * print, so MPEG audio (an ID3v2 tag or a frame sync at the start) is left
+ * to FFmpeg. */
+static int looks_like_mpeg(ct_audio_input *in) {
+    uint8_t m[4] = {0};
+    in->pos = 0;
+    int64_t r = ct_audio_input_read(in, m, 4);
+    in->pos = 0;
+    if (r < 3) return 0;
+    if (!memcmp(m, "ID3", 3)) return 1;
+    return r == 4 && m[0] == 0xFF && (m[1] & 0xE0) == 0xE0 && (m[1] & 0x06) != 0;
+}
+
 /* Opened handle + the checks every use needs. */
 static ct_status sf_open_checked(vio_state *v, SF_VIRTUAL_IO *io, SF_INFO *si, SNDFILE **out,
                                  int *cannot_open) {
     const char *name = v->in->name;
     memset(si, 0, sizeof *si);
+    *out = NULL;
+    if (looks_like_mpeg(v->in)) {
+        *cannot_open = 1;
+        return ct_fail(CT_ERR_UNSUPPORTED,
+                       "%s: MPEG audio is decoded by the FFmpeg backend only (libsndfile's MP3 "
+                       "decoder prints to stderr)",
+                       name);
+    }
     *out = sf_open_virtual(io, SFM_READ, si, v);
     if (!*out) {
         *cannot_open = 1;

@@ -253,13 +253,17 @@ static ct_status open_input(const char *path, ct_audio_input *in) {
                        "%s: cannot open: %s", path, strerror(e));
     }
     struct stat st;
-    if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
-        int is_dir = e == 0 && S_ISDIR(st.st_mode);
+    const char *why = NULL;
+    if (fstat(in->fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "is a directory";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    if (why) {
         close(in->fd);
         in->fd = -1;
-        return ct_fail(CT_ERR_IO, "%s: %s", path,
-                       is_dir ? "is a directory" : e ? strerror(e) : "not a regular file");
+        return ct_fail(CT_ERR_IO, "%s: %s", path, why);
     }
     in->size = st.st_size;
     return CT_OK;

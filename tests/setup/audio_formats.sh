@@ -6,7 +6,7 @@
 # a video without audio). Quick when the outputs exist (stamp file).
 set -euo pipefail
 out=${1:?usage: audio_formats.sh TESTDATA_DIR}/audio
-stamp="$out/.stamp-v4"
+stamp="$out/.stamp-v5"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$out"
 cd "$out"
@@ -41,7 +41,12 @@ ff -f lavfi -i "aevalsrc=0.5|-0.1:c=stereo:s=16000:d=1" -c:a pcm_f32le const_ste
 # one's Xing header claims 1 s, the stream goes on for ~8 s.
 ff -f lavfi -i "sine=frequency=440:sample_rate=16000:duration=1" "${bx[@]}" -c:a libmp3lame -b:a 64k one_second.mp3
 cat one_second.mp3 speech.mp3 > concat_lying.mp3
-rm -f one_second.mp3
+# The format changes mid-stream: 1 s of 44.1 kHz stereo, then the 16 kHz
+# mono speech (the resampler must be drained and rebuilt in between).
+ff -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=1" -ac 2 "${bx[@]}" -write_xing 0 -c:a libmp3lame -b:a 96k stereo44.mp3
+ff -i speech_ref.wav "${bx[@]}" -write_xing 0 -c:a libmp3lame -b:a 64k speech_noxing.mp3
+cat stereo44.mp3 speech_noxing.mp3 > concat_rates.mp3
+rm -f one_second.mp3 stereo44.mp3 speech_noxing.mp3
 # A FLAC whose STREAMINFO claims 1 s (16000 samples) while its frames hold
 # ~8 s: the memory cap must be enforced while decoding, not only up front.
 python3 - <<'PY'

@@ -194,6 +194,27 @@ static void test_channel_average(void **state) {
         }
 }
 
+/* 1 s of 44.1 kHz stereo MP3 followed by the 16 kHz mono speech MP3 (no
+ * gapless tags): the decoder's output format changes twice mid-stream. The
+ * speech part must come out intact after the tone. */
+static void test_format_change_mid_stream(void **state) {
+    (void)state;
+    ct_audio *a = decode_with("audio/concat_rates.mp3", CT_AUDIO_BACKEND_FFMPEG);
+    /* tone + speech, plus up to two MP3 frames of untrimmed encoder delay
+     * and padding per part */
+    long dn = (long)a->n - (16000 + REF_N);
+    if (labs(dn) > 4 * 1152) fail_msg("concat_rates.mp3: %zu samples (%+ld)", a->n, dn);
+    int lag;
+    double corr = aligned_corr(a->samples + 16000, a->n - 16000, 4096, &lag);
+    print_message("  concat_rates.mp3 n=%zu (%+ld) speech lag=%d corr=%.5f\n", a->n, dn, lag, corr);
+    if (!(corr >= 0.99)) fail_msg("concat_rates.mp3: speech correlation %.5f < 0.99", corr);
+    /* the tone: 440 Hz at 16 kHz, amplitude well above silence */
+    double e = 0;
+    for (size_t i = 2000; i < 14000; i++) e += (double)a->samples[i] * a->samples[i];
+    assert_true(e / 12000 > 1e-3);
+    ct_audio_free(a);
+}
+
 /* ---- bad inputs ----------------------------------------------------------- */
 
 typedef struct bad_case {
@@ -495,7 +516,8 @@ static void test_quiet(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats_ffmpeg),     cmocka_unit_test(test_formats_sndfile),
-        cmocka_unit_test(test_channel_average),    cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_channel_average),    cmocka_unit_test(test_format_change_mid_stream),
+        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_inputs_sndfile), cmocka_unit_test(test_probe),
         cmocka_unit_test(test_memory_cap),         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_decode_memory),      cmocka_unit_test(test_parallel),

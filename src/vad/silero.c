@@ -24,9 +24,11 @@
 #define HID 128
 #define GATES (4 * HID)
 
-/* Frames per file per block of the batched path: bounds scratch memory
- * (about 40 KiB per row) while keeping the matrix products large. */
-#define BLOCK_FRAMES 64
+/* Rows per block of the batched path: bounds scratch memory (about 19 KiB
+ * per row) while keeping the matrix products large; each file contributes
+ * at least MIN_FRAMES frames per block. */
+#define BLOCK_ROWS 512
+#define MIN_FRAMES 16
 
 typedef struct {
     int cin, cout, stride, tin, tout;
@@ -327,7 +329,9 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
                                 float *const *probs) {
     if (batch <= 0) return CT_OK;
     if (batch > 4096) return ct_fail(CT_ERR_INVALID_ARG, "silero: batch of %d files is too large", batch);
-    size_t mmax = (size_t)batch * BLOCK_FRAMES;
+    size_t per_file_frames = BLOCK_ROWS / (size_t)batch;
+    if (per_file_frames < MIN_FRAMES) per_file_frames = MIN_FRAMES;
+    size_t mmax = (size_t)batch * per_file_frames;
     scratch w;
     size_t per_row = PADDED + NT * NBASIS + 2 * NT * NFREQ + NT * 128 * 3 + GATES;
     size_t per_file = 2 * HID /* h, c */ + HID + GATES + 2 /* done, count */;
@@ -362,7 +366,7 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
         int m = 0, most = 0;
         for (int bi = 0; bi < batch; bi++) {
             size_t left = ct_silero_frame_count(n[bi]) - done[bi];
-            take_n[bi] = left < BLOCK_FRAMES ? left : BLOCK_FRAMES;
+            take_n[bi] = left < per_file_frames ? left : per_file_frames;
             base[bi] = (size_t)m;
             for (size_t f = 0; f < take_n[bi]; f++) build_row(w.x + (size_t)(m + (int)f) * PADDED, audio[bi], n[bi], done[bi] + f);
             m += (int)take_n[bi];
@@ -390,7 +394,10 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
             for (int bi = 0; bi < batch; bi++)
                 if ((int)take_n[bi] > k) act[na++] = bi;
             for (int j = 0; j < na; j++) memcpy(w.hs + (size_t)j * HID, hstate + (size_t)act[j] * HID, HID * sizeof(float));
-            gemm_nt(w.gs, GATES, w.hs, HID, s->w_hh, NULL, na, GATES, HID);
+            if (na == 1) /* a matrix-vector product costs less than a 1-row GEMM */
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, HID, 1.0f, s->w_hh, HID, w.hs, 1, 0.0f, w.gs, 1);
+            else
+                gemm_nt(w.gs, GATES, w.hs, HID, s->w_hh, NULL, na, GATES, HID);
             for (int j = 0; j < na; j++) {
                 int bi = act[j];
                 const float *xg = w.xg + (base[bi] + (size_t)k) * GATES;

@@ -1,8 +1,13 @@
 /* test_vad_energy.c — the energy VAD (PRODUCT-DETAILS §7) on synthetic
  * tone/silence signals with the spans worked out by hand, the energy of
- * single windows, fixed windows, and the per-file entry point for both.
+ * single windows, fixed windows, and the per-file entry point for both;
+ * and against auditok 0.5.2's StreamTokenizer on the 70 s recording
+ * (tests/fixtures/vad/auditok_reference.json, tools/reference/
+ * make_energy_fixtures.py).
  */
+#include <jansson.h>
 #include <math.h>
+#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +209,48 @@ static void test_fixed_windows(void **state) {
     free(a);
 }
 
+/* Exactly auditok's spans (same double arithmetic for the times). */
+static void test_matches_auditok(void **state) {
+    (void)state;
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(CT_FIXTURE("vad/speech_pauses.flac"), SFM_READ, &info);
+    assert_non_null(f);
+    size_t n = (size_t)info.frames;
+    float *a = malloc(n * sizeof(float));
+    assert_int_equal(sf_readf_float(f, a, info.frames), info.frames);
+    sf_close(f);
+    json_error_t e;
+    json_t *doc = json_load_file(CT_FIXTURE("vad/auditok_reference.json"), 0, &e);
+    if (!doc) fail_msg("auditok_reference.json: %s", e.text);
+    assert_int_equal(json_integer_value(json_object_get(doc, "samples")), n);
+    json_t *runs = json_object_get(doc, "runs");
+    assert_true(json_array_size(runs) >= 3);
+    for (size_t r = 0; r < json_array_size(runs); r++) {
+        json_t *run = json_array_get(runs, r), *pr = json_object_get(run, "params");
+        const char *name = json_string_value(json_object_get(run, "name"));
+        ct_vad_options o = ct_vad_default_options();
+        o.energy_threshold = json_number_value(json_object_get(pr, "energy_threshold"));
+        o.min_dur = json_number_value(json_object_get(pr, "min_dur"));
+        o.max_dur = json_number_value(json_object_get(pr, "max_dur"));
+        o.max_silence = json_number_value(json_object_get(pr, "max_silence"));
+        json_t *want = json_object_get(run, "spans");
+        ct_span *s;
+        size_t ns;
+        CT_ASSERT_OK(ct_vad_energy_spans(a, n, &o, &s, &ns));
+        if (ns != json_array_size(want)) fail_msg("%s: %zu spans, auditok %zu", name, ns, json_array_size(want));
+        for (size_t i = 0; i < ns; i++) {
+            json_t *w = json_array_get(want, i);
+            double ws = json_number_value(json_array_get(w, 0)), we = json_number_value(json_array_get(w, 1));
+            if (s[i].start != ws || s[i].end != we)
+                fail_msg("%s span %zu: [%.17g, %.17g], auditok [%.17g, %.17g]", name, i, s[i].start, s[i].end, ws, we);
+        }
+        print_message("%s: %zu spans equal auditok's\n", name, ns);
+        free(s);
+    }
+    json_decref(doc);
+    free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_energy_db),
@@ -212,6 +259,7 @@ int main(void) {
         cmocka_unit_test(test_tokenizer_no_silence),
         cmocka_unit_test(test_energy_errors),
         cmocka_unit_test(test_fixed_windows),
+        cmocka_unit_test(test_matches_auditok),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,13 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
         return ct_fail(CT_ERR_OOM, "silero: out of memory");
     }
     size_t *take_n = done + batch, *base = done + 2 * batch;
+    /* The products here are small: OpenBLAS's own threads would only spin
+     * (and on a loaded machine run ten times slower). OpenBLAS (OpenMP
+     * build) runs single-threaded when the caller's OpenMP thread count is
+     * 1; that setting is per thread, so it is set here and restored, and
+     * VAD throughput comes from running files in worker threads instead. */
+    int saved_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
     for (;;) {
         /* Rows of this block: up to BLOCK_FRAMES next frames of every file. */
         int m = 0, most = 0;
@@ -418,6 +426,7 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
         }
         for (int bi = 0; bi < batch; bi++) done[bi] += take_n[bi];
     }
+    omp_set_num_threads(saved_threads);
     free(act);
     free(done);
     free(mem);

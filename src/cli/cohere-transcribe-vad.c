@@ -202,6 +202,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-vad: %s\n", ct_last_error());
         return 1;
     }
+    if (model && !ct_silero_is_v62(model))
+        fprintf(stderr, "cohere-transcribe-vad: warning: %s has sha256 %s, not the v6.2 release (%.8s...)\n",
+                weights, ct_silero_sha256(model), CT_SILERO_SHA256_V62);
     float *audio = NULL;
     size_t n = 0;
     ct_vad_result r;

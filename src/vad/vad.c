@@ -182,3 +182,42 @@ ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o, 
     if (s != CT_OK) ct_vad_result_free(out);
     return s;
 }
+
+ct_status ct_vad_segment_batch(const float *const *audio, const size_t *n, int batch, const ct_vad_options *o,
+                               const ct_silero *silero, ct_vad_result *out) {
+    if (batch < 0) return ct_fail(CT_ERR_INVALID_ARG, "vad: negative batch");
+    for (int b = 0; b < batch; b++) memset(&out[b], 0, sizeof out[b]);
+    CT_TRY(ct_vad_check_options(o));
+    if (o->mode != CT_VAD_SILERO) {
+        for (int b = 0; b < batch; b++) {
+            ct_status s = ct_vad_segment(audio[b], n[b], o, silero, &out[b]);
+            if (s != CT_OK) {
+                for (int j = 0; j < b; j++) ct_vad_result_free(&out[j]);
+                return ct_fail_wrap(s, "file %d", b);
+            }
+        }
+        return CT_OK;
+    }
+    if (!silero) return ct_fail(CT_ERR_INVALID_ARG, "vad: Silero mode needs the model");
+    float **probs = calloc((size_t)(batch ? batch : 1), sizeof *probs);
+    ct_status s = probs ? CT_OK : ct_fail(CT_ERR_OOM, "vad: out of memory");
+    for (int b = 0; b < batch && s == CT_OK; b++) {
+        size_t nf = ct_silero_frame_count(n[b]);
+        probs[b] = malloc((nf ? nf : 1) * sizeof(float));
+        if (!probs[b]) s = ct_fail(CT_ERR_OOM, "vad: out of memory");
+    }
+    if (s == CT_OK) s = ct_silero_probs_batch(silero, audio, n, batch, probs);
+    int failed = -1;
+    for (int b = 0; b < batch && s == CT_OK; b++) {
+        s = ct_vad_segment_probs(probs[b], ct_silero_frame_count(n[b]), n[b], o, &out[b]);
+        if (s != CT_OK) failed = b;
+    }
+    if (probs)
+        for (int b = 0; b < batch; b++) free(probs[b]);
+    free(probs);
+    if (s != CT_OK) {
+        for (int b = 0; b < batch; b++) ct_vad_result_free(&out[b]);
+        if (failed >= 0) return ct_fail_wrap(s, "file %d", failed);
+    }
+    return s;
+}

@@ -78,6 +78,14 @@ struct ct_silero;
 CT_NODISCARD ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o,
                                       const struct ct_silero *silero, ct_vad_result *out);
 
+/* Segment `batch` files at once (Silero mode: their frames advance together
+ * through the network; other modes: one after another). out[b] receives
+ * file b's result; on failure every out[b] is left empty and the message
+ * names the file's index. */
+CT_NODISCARD ct_status ct_vad_segment_batch(const float *const *audio, const size_t *n, int batch,
+                                            const ct_vad_options *o, const struct ct_silero *silero,
+                                            ct_vad_result *out);
+
 /* Segments from already computed probabilities (Silero mode); the same as
  * ct_vad_segment after the network. probs is copied into the result. */
 CT_NODISCARD ct_status ct_vad_segment_probs(const float *probs, size_t n_probs, size_t n,

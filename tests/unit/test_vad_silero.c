@@ -7,6 +7,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <omp.h>
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,9 @@ static void test_batch_equals_single_and_reference(void **state) {
         single[b] = calloc(f + 1, sizeof(float));
         ref[b] = calloc(f + 1, sizeof(float));
     }
+    omp_set_num_threads(3);
     CT_ASSERT_OK(ct_silero_probs_batch(s, clips, lens, B, batch));
+    assert_int_equal(omp_get_max_threads(), 3); /* the caller's setting is restored */
     for (int b = 0; b < B; b++) {
         size_t f = ct_silero_frame_count(lens[b]);
         CT_ASSERT_OK(ct_silero_probs_batch(s, &clips[b], &lens[b], 1, &single[b]));
@@ -123,6 +126,28 @@ static void test_batch_equals_single_and_reference(void **state) {
         free(batch[b]);
         free(single[b]);
         free(ref[b]);
+    }
+    /* The doctor's smoke check: 1024 zeros give 2 finite probabilities in
+     * [0, 1] (and the same ones as the reference loop). */
+    float zeros[1024] = {0}, pz[2] = {-1, -1}, pr[2];
+    const float *zc = zeros;
+    size_t zn = 1024;
+    float *po = pz;
+    CT_ASSERT_OK(ct_silero_probs_batch(s, &zc, &zn, 1, &po));
+    CT_ASSERT_OK(ct_silero_probs_ref(s, zeros, 1024, pr));
+    for (int i = 0; i < 2; i++) assert_true(pz[i] >= 0 && pz[i] <= 1 && fabsf(pz[i] - pr[i]) < 1e-5f);
+    /* Segmenting files together gives each file's own result. */
+    ct_vad_options o = ct_vad_default_options();
+    ct_vad_result res[B], one;
+    CT_ASSERT_OK(ct_vad_segment_batch(clips, lens, B, &o, s, res));
+    for (int b = 0; b < B; b++) {
+        CT_ASSERT_OK(ct_vad_segment(clips[b], lens[b], &o, s, &one));
+        assert_int_equal(res[b].n_spans, one.n_spans);
+        assert_int_equal(res[b].n_probs, ct_silero_frame_count(lens[b]));
+        for (size_t i = 0; i < one.n_spans; i++)
+            assert_true(res[b].spans[i].start == one.spans[i].start && res[b].spans[i].end == one.spans[i].end);
+        ct_vad_result_free(&one);
+        ct_vad_result_free(&res[b]);
     }
     assert_int_equal(ct_silero_frame_count(0), 0);
     assert_int_equal(ct_silero_frame_count(512), 1);

@@ -22,7 +22,7 @@ POST /_ctl/reset clears failures and counters; GET /_ctl/stats returns the
 counters. The ports are written to <state>/ports.json once both listen.
 The process exits by itself after --lifetime seconds (default 600).
 
-Usage: fake_hub.py --state DIR --repo owner/name=DIR[,gated] ... [--token T]
+Usage: fake_hub.py --state DIR --repo owner/name=DIR[,gated][,commit=HEX] ... [--token T]
 """
 import argparse
 import hashlib
@@ -38,7 +38,7 @@ LFS_SUFFIXES = (".safetensors", ".onnx", ".bin", ".gguf", ".pt")
 
 
 class Repo:
-    def __init__(self, repo_id, path, gated):
+    def __init__(self, repo_id, path, gated, commit=None):
         self.id = repo_id
         self.gated = gated
         self.files = {}  # name -> bytes
@@ -51,7 +51,7 @@ class Repo:
         h = hashlib.sha1(repo_id.encode())
         for name in sorted(self.files):
             h.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
-        self.commit = h.hexdigest()
+        self.commit = commit or h.hexdigest()
         self.refs = {"main": self.commit, "v1.0": self.commit}
 
     def is_lfs(self, name):
@@ -357,7 +357,8 @@ def main():
     for spec in a.repo:
         rid, rest = spec.split("=", 1)
         opts = rest.split(",")
-        repos[rid] = Repo(rid, opts[0], "gated" in opts[1:])
+        commit = [o[7:] for o in opts[1:] if o.startswith("commit=")]
+        repos[rid] = Repo(rid, opts[0], "gated" in opts[1:], commit[0] if commit else None)
     st = State(a.state, repos, a.token)
     HubHandler.state = st
     CdnHandler.state = st

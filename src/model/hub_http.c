@@ -338,7 +338,8 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
         free(res->body);
         res->body = NULL;
         res->body_len = 0;
-        snprintf(res->url, sizeof res->url, "%s", url);
+        /* res->url is for messages: drop the query, which on CDN URLs is a signature */
+        snprintf(res->url, sizeof res->url, "%.*s", (int)strcspn(url, "?#"), url);
         CURLcode rc = curl_easy_perform(c);
         curl_slist_free_all(hdrs);
         if (rc != CURLE_OK) {
@@ -347,11 +348,11 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
             } else if (rc == CURLE_WRITE_ERROR && x.sink_error) {
                 st = ct_fail(CT_ERR_IO, "%s: %s", req->display ? req->display : url, x.sink_why);
             } else if (rc == CURLE_WRITE_ERROR && x.body_overflow) {
-                st = ct_fail(CT_ERR_LIMIT, "%s: response larger than %zu bytes", url, x.body_cap);
+                st = ct_fail(CT_ERR_LIMIT, "%s: response larger than %zu bytes", res->url, x.body_cap);
             } else {
                 res->net_error = net_retryable(rc);
                 snprintf(res->net_message, sizeof res->net_message, "%s", curl_easy_strerror(rc));
-                st = ct_fail(CT_ERR_NETWORK, "%s: %s", url, curl_easy_strerror(rc));
+                st = ct_fail(CT_ERR_NETWORK, "%s: %s", res->url, curl_easy_strerror(rc));
             }
             break;
         }
@@ -360,7 +361,7 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
             char *loc = NULL;
             curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc);
             if (!loc || !*loc) {
-                st = ct_fail(CT_ERR_NETWORK, "%s: redirect (HTTP %ld) without a Location", url,
+                st = ct_fail(CT_ERR_NETWORK, "%s: redirect (HTTP %ld) without a Location", res->url,
                              res->status);
                 break;
             }
@@ -374,7 +375,8 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
                              CT_HUB_MAX_REDIRECTS);
                 break;
             }
-            CT_LOGD("hub: %s %s → HTTP %ld → %s", req->method, url, res->status, res->location);
+            CT_LOGD("hub: %s %s → HTTP %ld → %.*s", req->method, res->url, res->status,
+                    (int)strcspn(res->location, "?#"), res->location);
             snprintf(url, sizeof url, "%s", res->location);
             continue;
         }

@@ -244,9 +244,11 @@ ct_status ct_hub_validate_repo_id(const char *id) {
 static ct_status validate_rel_path(const char *what, const char *s, size_t maxlen) {
     if (!s || !*s) return ct_fail(CT_ERR_INVALID_ARG, "empty %s", what);
     if (strlen(s) > maxlen) return ct_fail(CT_ERR_INVALID_ARG, "%s %.60s...: too long", what, s);
-    if (s[0] == '/') return ct_fail(CT_ERR_INVALID_ARG, "%s %s: must be relative", what, s);
+    /* absolute here, or a drive path where the cache may be read later */
+    if (s[0] == '/' || (isalpha((unsigned char)s[0]) && s[1] == ':'))
+        return ct_fail(CT_ERR_INVALID_ARG, "%s %s: must be relative", what, s);
     for (const char *p = s; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\' || *p == ':')
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
             return ct_fail(CT_ERR_INVALID_ARG, "%s %s: contains a forbidden character", what, s);
     const char *seg = s;
     for (;;) {

@@ -375,9 +375,10 @@ static ct_status revision_from_cache(ct_hub *h, const char *repo, const char *re
     return st;
 }
 
-static ct_status parse_revision_json(const char *body, const char *repo, ct_hub_revision *r) {
+ct_status ct_hub_parse_revision_json(const char *body, size_t len, const char *repo,
+                                     ct_hub_revision *r) {
     json_error_t je;
-    json_t *root = json_loads(body, 0, &je);
+    json_t *root = json_loadb(body, len, 0, &je);
     if (!root || !json_is_object(root)) {
         json_decref(root);
         return ct_fail(CT_ERR_FORMAT, "%s: the Hub's revision answer is not a JSON object (%s)",
@@ -454,7 +455,7 @@ ct_status ct_hub_resolve_revision(ct_hub *h, const char *repo, const char *revis
     } else if (st == CT_OK && res.status != 200) {
         st = revision_http_error(h, &res, repo, rev);
     } else if (st == CT_OK) {
-        st = parse_revision_json(res.body ? res.body : "", repo, r);
+        st = ct_hub_parse_revision_json(res.body ? res.body : "", res.body_len, repo, r);
         if (st == CT_OK && strcmp(rev, r->commit) != 0) {
             ct_status ws = ct_hub_write_ref(h, repo, rev, r->commit);
             if (ws != CT_OK) {

@@ -140,10 +140,7 @@ static int64_t parse_i64(const char *v) {
     return (int64_t)x;
 }
 
-static size_t on_header(char *buf, size_t size, size_t n, void *user) {
-    xfer *x = user;
-    ct_http_result *r = x->res;
-    size_t len = size * n;
+void ct_http_parse_header_line(ct_http_result *r, const char *buf, size_t len) {
     if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
         /* a new response on this handle (1xx interim responses come first) */
         long keep_status = 0;
@@ -153,10 +150,10 @@ static size_t on_header(char *buf, size_t size, size_t n, void *user) {
         r->etag[0] = r->linked_etag[0] = r->repo_commit[0] = r->error_code[0] = '\0';
         r->error_message[0] = '\0';
         r->linked_size = r->content_length = r->range_start = r->range_total = -1;
-        return len;
+        return;
     }
     const char *colon = memchr(buf, ':', len);
-    if (!colon) return len;
+    if (!colon) return;
     size_t klen = (size_t)(colon - buf);
     const char *v = colon + 1;
     size_t vlen = len - klen - 1;
@@ -188,7 +185,12 @@ static size_t on_header(char *buf, size_t size, size_t n, void *user) {
         }
     }
 #undef IS
-    return len;
+}
+
+static size_t on_header(char *buf, size_t size, size_t n, void *user) {
+    xfer *x = user;
+    ct_http_parse_header_line(x->res, buf, size * n);
+    return size * n;
 }
 
 static size_t on_body(char *buf, size_t size, size_t n, void *user) {

@@ -63,6 +63,12 @@ typedef struct ct_http_request {
 ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res);
 void ct_http_result_clear(ct_http_result *res);
 
+/* Fold one raw header line (or status line, which resets the fields) into r. */
+void ct_http_parse_header_line(ct_http_result *r, const char *line, size_t len);
+/* The revision API's JSON answer into r (commit + siblings). */
+ct_status ct_hub_parse_revision_json(const char *body, size_t len, const char *repo,
+                                     ct_hub_revision *r);
+
 /* "scheme://host:port" of url, lower-case, default ports filled in. */
 ct_status ct_hub_url_origin(const char *url, char *out, size_t cap);
 /* Percent-encode s for a URL path; keep '/' when keep_slash. */

@@ -90,11 +90,13 @@ static ct_status check_config(const char *path) {
 }
 
 /* The shard names of a model.safetensors.index.json (unique, in order). */
-static ct_status index_shards(const char *path, char ***names, int *n) {
+ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *path,
+                                      char ***names, int *n) {
     *names = NULL;
     *n = 0;
-    json_t *idx;
-    CT_TRY(load_json(path, &idx));
+    json_error_t je;
+    json_t *idx = json_loadb(json, len, 0, &je);
+    if (!idx) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
     json_t *wm = json_object_get(idx, "weight_map");
     if (!json_is_object(wm) || json_object_size(wm) == 0) {
         json_decref(idx);
@@ -123,6 +125,10 @@ static ct_status index_shards(const char *path, char ***names, int *n) {
         int dup = 0;
         for (int i = 0; i < k && !dup; i++) dup = !strcmp(v[i], s);
         if (dup) continue;
+        if (k == 10000) {
+            st = ct_fail(CT_ERR_LIMIT, "%s: more than 10000 shard files", path);
+            break;
+        }
         if (!(v[k] = strdup(s))) {
             st = ct_fail(CT_ERR_OOM, "out of memory");
             break;
@@ -138,6 +144,15 @@ static ct_status index_shards(const char *path, char ***names, int *n) {
     *names = v;
     *n = k;
     return CT_OK;
+}
+
+static ct_status index_shards(const char *path, char ***names, int *n) {
+    char *buf;
+    size_t len;
+    CT_TRY(ct_fs_read_all(path, CT_JSON_MAX, &buf, &len));
+    ct_status st = ct_model_index_shards_parse(buf, len, path, names, n);
+    free(buf);
+    return st;
 }
 
 static void free_names(char **v, int n) {

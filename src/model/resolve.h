@@ -50,6 +50,11 @@ ct_status ct_model_check_dir(const char *dir);
  * v6.2 one. *path_out is malloc'd. */
 ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, char **path_out);
 
+/* The unique shard file names of a model.safetensors.index.json held in
+ * json[0..len) (path names it in messages). Free each name and the array. */
+ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *path,
+                                      char ***names, int *n);
+
 /* sha256 of a file as 64 lower-case hex characters + NUL. */
 ct_status ct_file_sha256(const char *path, char hex[65]);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "model/checkpoint.h"
 #include "model/hub.h"
 #include "model/resolve.h"
 
@@ -31,6 +32,8 @@ static void usage(FILE *f) {
             "  --endpoint URL   Hub endpoint (default $HF_ENDPOINT or https://huggingface.co)\n"
             "  --offline        use the cache only (as HF_HUB_OFFLINE=1)\n"
             "  --quiet          no progress bar\n"
+            "  --check          open the resolved checkpoint and print its tensor and\n"
+            "                   parameter counts (a loading smoke test)\n"
             "  -h, --help\n",
             CT_DEFAULT_MODEL, CT_DEFAULT_MODEL_COMMIT);
 }
@@ -71,7 +74,7 @@ static void draw(const char *repo, const char *file, uint64_t done, uint64_t tot
 int main(int argc, char **argv) {
     const char *model = NULL, *revision = NULL, *vad = NULL;
     const char *files[64];
-    int nfiles = 0, quiet = 0;
+    int nfiles = 0, quiet = 0, check = 0;
     ct_hub_options o;
     ct_hub_default_options(&o);
     for (int i = 1; i < argc; i++) {
@@ -102,6 +105,8 @@ int main(int argc, char **argv) {
             o.offline = 1;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--check")) {
+            check = 1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "cohere-transcribe-fetch: error: unknown option %s\n", a);
             usage(stderr);
@@ -153,6 +158,14 @@ int main(int argc, char **argv) {
         char *dir = NULL;
         st = ct_model_resolve(model, revision, &o, &dir);
         if (st == CT_OK) printf("%s\n", dir);
+        if (st == CT_OK && check) {
+            ct_checkpoint *ck = NULL;
+            st = ct_checkpoint_open(dir, &ck);
+            if (st == CT_OK)
+                printf("checkpoint: %zu tensors, %lld parameters\n", ct_checkpoint_count(ck),
+                       (long long)ct_checkpoint_param_count(ck));
+            ct_checkpoint_free(ck);
+        }
         free(dir);
     }
     if (b.drawn) fputc('\n', stderr);

@@ -143,10 +143,11 @@ static int64_t parse_i64(const char *v) {
 void ct_http_parse_header_line(ct_http_result *r, const char *buf, size_t len) {
     if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
         /* a new response on this handle (1xx interim responses come first) */
-        long keep_status = 0;
-        const char *sp = memchr(buf, ' ', len);
-        if (sp) keep_status = strtol(sp + 1, NULL, 10);
-        r->status = keep_status;
+        /* curl's header buffer is not NUL-terminated: parse a bounded copy */
+        char line[64];
+        copy_trim(line, sizeof line, buf, len);
+        const char *sp = strchr(line, ' ');
+        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         r->etag[0] = r->linked_etag[0] = r->repo_commit[0] = r->error_code[0] = '\0';
         r->error_message[0] = '\0';
         r->linked_size = r->content_length = r->range_start = r->range_total = -1;

@@ -82,6 +82,19 @@ done
 [ "$(stat_of cdn_full_gets model-00001-of-00002.safetensors)" = 1 ] || fail "shard 1 fetched once"
 pass "sharded checkpoint"
 
+# a progress bar when stderr is a terminal (script(1) provides one), none otherwise
+if command -v script >/dev/null; then
+  rm -rf "$WORK/cache2"
+  HF_HUB_CACHE="$WORK/cache2" script -qec "$FETCH acme/tiny" "$WORK/typescript" >/dev/null
+  tr '\r' '\n' <"$WORK/typescript" | grep -q 'model.safetensors.*\[#*\] 100.0% 300.0 kB / 300.0 kB' ||
+    { cat -v "$WORK/typescript" >&2; fail "no progress bar on a terminal"; }
+  rm -rf "$WORK/cache2"
+  HF_HUB_CACHE="$WORK/cache2" "$FETCH" acme/tiny 2>"$WORK/err" >/dev/null
+  ! grep -q '100.0%' "$WORK/err" || fail "progress bar drawn without a terminal"
+  rm -rf "$WORK/cache2"
+  pass "progress bar only on a terminal"
+fi
+
 # --- interoperability with Python's huggingface_hub (when installed) -------
 PY=${CT_HF_PYTHON:-python3}
 if "$PY" -c 'import huggingface_hub' 2>/dev/null; then

@@ -426,6 +426,9 @@ ct_status ct_hub_resolve_revision(ct_hub *h, const char *repo, const char *revis
     const char *rev = revision && *revision ? revision : "main";
     CT_TRY(ct_hub_validate_repo_id(repo));
     CT_TRY(ct_hub_validate_revision(rev));
+    char qrepo[512], qrev[800], url[2048];
+    CT_TRY(ct_hub_url_quote(repo, 1, qrepo, sizeof qrepo));
+    CT_TRY(ct_hub_url_quote(rev, 0, qrev, sizeof qrev));
     ct_hub_revision *r = calloc(1, sizeof *r);
     if (!r) return ct_fail(CT_ERR_OOM, "out of memory");
     ct_status st;
@@ -434,9 +437,6 @@ ct_status ct_hub_resolve_revision(ct_hub *h, const char *repo, const char *revis
         if (st != CT_OK) ct_fail_wrap(st, "offline (HF_HUB_OFFLINE)");
         goto done;
     }
-    char qrepo[512], qrev[800], url[2048];
-    CT_TRY(ct_hub_url_quote(repo, 1, qrepo, sizeof qrepo));
-    CT_TRY(ct_hub_url_quote(rev, 0, qrev, sizeof qrev));
     snprintf(url, sizeof url, "%s/api/models/%s/revision/%s", h->endpoint, qrepo, qrev);
     ct_http_request req = {.method = "GET", .url = url, .cross_origin = 0, .body_cap = 64u << 20};
     ct_http_result res = {0};

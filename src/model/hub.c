@@ -286,11 +286,19 @@ static ct_status revision_http_error(const ct_hub *h, const ct_http_result *r, c
                                      const char *revision) {
     const char *code = r->error_code;
     long s = r->status;
-    if (!strcmp(code, "GatedRepo") || ((s == 401 || s == 403) && strcmp(code, "RepoNotFound") != 0))
+    if (!strcmp(code, "GatedRepo"))
         return ct_fail(CT_ERR_AUTH,
                        "%s: the model is gated: accept its terms on the Hub and set HF_TOKEN "
                        "(HTTP %ld, %s)",
                        repo, s, h->token ? "the token was refused" : "no token was found");
+    /* the Hub's metadata API answers for gated repos without a token, so a
+     * bare 401/403 here is a missing, private or refused repo */
+    if ((s == 401 || s == 403) && !code[0])
+        return ct_fail(CT_ERR_AUTH,
+                       "%s: repository not found on the Hub %s, or it is private or gated (HTTP "
+                       "%ld, %s): check the id; for a gated model accept its terms on the Hub and "
+                       "set HF_TOKEN",
+                       repo, h->endpoint, s, h->token ? "the token was refused" : "no token was found");
     if (!strcmp(code, "RepoNotFound"))
         return ct_fail(CT_ERR_NOT_FOUND,
                        "%s: repository not found on the Hub %s (check the id; a private repo needs "

@@ -108,6 +108,15 @@ cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "slow conten
 pass "slow server"
 rm -rf "$HF_HUB_CACHE"
 
+# --- a server that sends bare statuses (no X-Error-Code) --------------------------
+stop_hub
+start_hub --plain-errors --token tok --repo acme/tiny="$WORK/repo" --repo acme/gated="$WORK/repo",gated
+expect_fail 1 "acme/nothing: repository not found on the Hub .*, or it is private or gated (HTTP 401" "$FETCH" --quiet acme/nothing
+expect_fail 1 "repository or revision 'nope' not found" "$FETCH" --quiet --revision nope acme/tiny
+expect_fail 1 "file 'missing.json' not found" "$FETCH" --quiet --file missing.json acme/tiny
+expect_fail 1 "the model is gated" "$FETCH" --quiet acme/gated
+pass "messages without X-Error-Code"
+
 # --- the server is gone, nothing cached -----------------------------------------
 stop_hub
 expect_fail 1 "could not be reached" "$FETCH" --quiet acme/tiny

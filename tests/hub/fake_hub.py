@@ -143,8 +143,10 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _error(self, status, code, msg, head=False):
         body = json.dumps({"error": msg}).encode()
-        self._send(status, {"X-Error-Code": code, "X-Error-Message": msg,
-                            "Content-Type": "application/json"}, body, head)
+        hdrs = {"Content-Type": "application/json"}
+        if not self.state.plain_errors:  # a server or proxy that sends only statuses
+            hdrs.update({"X-Error-Code": code, "X-Error-Message": msg})
+        self._send(status, hdrs, body, head)
 
     def _token_ok(self, repo, head):
         """Gated repos need the right token: 401 without, 403 with a wrong one."""
@@ -348,6 +350,7 @@ def main():
     ap.add_argument("--repo", action="append", default=[])
     ap.add_argument("--token", default=None)
     ap.add_argument("--lifetime", type=float, default=600.0)
+    ap.add_argument("--plain-errors", action="store_true", help="no X-Error-Code headers")
     # another host name than the Hub's 127.0.0.1 (both loopback), so that even
     # clients that compare host names only (not ports) see a foreign origin
     ap.add_argument("--cdn-host", default="localhost")
@@ -367,6 +370,7 @@ def main():
     hub.daemon_threads = cdn.daemon_threads = True
     st.cdn_port = cdn.server_address[1]
     st.cdn_host = a.cdn_host
+    st.plain_errors = a.plain_errors
     for srv in (hub, cdn):
         threading.Thread(target=srv.serve_forever, daemon=True).start()
     info = {"hub": hub.server_address[1], "cdn": cdn.server_address[1],

@@ -108,6 +108,17 @@ cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "slow conten
 pass "slow server"
 rm -rf "$HF_HUB_CACHE"
 
+# a stalled transfer (no byte for CT_HUB_STALL_S) is abandoned and resumed
+ctl reset
+ctl fail '{"mode":"stall","file":"model.safetensors","secs":6,"count":1}'
+dir=$(CT_HUB_STALL_S=1 "$FETCH" --quiet acme/tiny 2>"$WORK/err") || { cat "$WORK/err"; fail "stall once: should succeed"; }
+cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content after stall"
+ranges=$(stats cdn_ranges)
+python3 -c 'import json,sys; r=[s for n,s in json.loads(sys.argv[1]) if n=="model.safetensors"]; sys.exit(0 if r==[0,200000] else 1)' "$ranges" ||
+  fail "stalled download must resume at byte 200000: $ranges"
+pass "stalled transfer abandoned and resumed"
+rm -rf "$HF_HUB_CACHE"
+
 # --- a server that sends bare statuses (no X-Error-Code) --------------------------
 stop_hub
 start_hub --plain-errors --token tok --repo acme/tiny="$WORK/repo" --repo acme/gated="$WORK/repo",gated

@@ -16,7 +16,8 @@ Two HTTP servers on 127.0.0.1 with ephemeral ports:
 Failures on demand through POST /_ctl/fail on the Hub origin, JSON
 {"mode": M, "file": F, "count": N, "rate": R}: mode "drop" (send part of the
 body then close), "badlen" (a Content-Length 7 bytes short, and that many
-bytes), "err500" (HTTP 500), "slow" (R bytes/s), "api503" (the Hub origin
+bytes), "err500" (HTTP 500), "slow" (R bytes/s), "stall" (half the body,
+then silence for "secs" seconds with the connection open), "api503" (the Hub origin
 answers 503 to any request; file ignored). count -1 = until reset;
 POST /_ctl/reset clears failures and counters; GET /_ctl/stats returns the
 counters. The ports are written to <state>/ports.json once both listen.
@@ -305,7 +306,7 @@ class CdnHandler(BaseHTTPRequestHandler):
                 st.bump("cdn_full_gets", name)
             with st.lock:
                 st.stats["cdn_ranges"].append([name, start])
-        fail = None if head else st.take_failure(name, ("err500", "drop", "badlen"))
+        fail = None if head else st.take_failure(name, ("err500", "drop", "badlen", "stall"))
         slow = None if head else st.take_failure(name, ("slow",))
         if fail and fail["mode"] == "err500":
             self.send_response(500)
@@ -331,6 +332,8 @@ class CdnHandler(BaseHTTPRequestHandler):
             cut = length
         elif fail and fail["mode"] == "drop":
             cut = len(body) // 2
+        elif fail and fail["mode"] == "stall":
+            cut = len(body) // 2
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
@@ -338,6 +341,8 @@ class CdnHandler(BaseHTTPRequestHandler):
             return
         try:
             send_body(self, body, rate=slow["rate"] if slow else None, cut=cut)
+            if fail and fail["mode"] == "stall":
+                time.sleep(float(fail.get("secs", 5)))  # the connection stays open, silent
         except (BrokenPipeError, ConnectionResetError):
             pass
         if cut is not None:

@@ -213,6 +213,65 @@ static void test_refs_links_blobs(void **state) {
     ct_test_rmtree(dir);
 }
 
+static void header(ct_http_result *r, const char *line) { ct_http_parse_header_line(r, line, strlen(line)); }
+
+static void test_parsers(void **state) {
+    (void)state;
+    ct_http_result r = {0};
+    ct_http_result_clear(&r);
+    header(&r, "HTTP/1.1 302 Found\r\n");
+    header(&r, "etag: W/\"abc\"\r\n");
+    header(&r, "X-Linked-Etag:   \"0123abcd\"  \r\n");
+    header(&r, "X-Linked-Size: 1234\r\n");
+    header(&r, "X-Repo-Commit: 0a8193caa4f3f92131471ab08824e488141cb392\r\n");
+    header(&r, "X-Error-Code: GatedRepo\r\n");
+    assert_int_equal(r.status, 302);
+    assert_string_equal(r.etag, "abc");
+    assert_string_equal(r.linked_etag, "0123abcd");
+    assert_int_equal(r.linked_size, 1234);
+    assert_string_equal(r.repo_commit, "0a8193caa4f3f92131471ab08824e488141cb392");
+    assert_string_equal(r.error_code, "GatedRepo");
+    header(&r, "HTTP/1.1 206 Partial Content\r\n"); /* the next response forgets the last one's */
+    assert_int_equal(r.status, 206);
+    assert_string_equal(r.etag, "");
+    assert_int_equal(r.linked_size, -1);
+    header(&r, "Content-Range: bytes 100-199/200\r\n");
+    header(&r, "Content-Length: -5\r\n");
+    assert_int_equal(r.range_start, 100);
+    assert_int_equal(r.range_total, 200);
+    assert_int_equal(r.content_length, -1);
+    ct_http_result_clear(&r);
+
+    const char *api = "{\"sha\":\"0a8193caa4f3f92131471ab08824e488141cb392\",\"siblings\":["
+                      "{\"rfilename\":\"config.json\",\"size\":12},"
+                      "{\"rfilename\":\"model.safetensors\",\"lfs\":{\"size\":99}},"
+                      "{\"rfilename\":\"../evil\"},{\"nope\":1}]}";
+    ct_hub_revision *rev = calloc(1, sizeof *rev);
+    CT_ASSERT_OK(ct_hub_parse_revision_json(api, strlen(api), "a/b", rev));
+    assert_string_equal(rev->commit, "0a8193caa4f3f92131471ab08824e488141cb392");
+    assert_int_equal(rev->n_files, 2); /* the unsafe and the nameless entries are dropped */
+    int64_t size;
+    assert_true(ct_hub_revision_has(rev, "config.json", &size));
+    assert_int_equal(size, 12);
+    assert_true(ct_hub_revision_has(rev, "model.safetensors", &size));
+    assert_int_equal(size, 99);
+    assert_false(ct_hub_revision_has(rev, "../evil", NULL));
+    ct_hub_revision_free(rev);
+    rev = calloc(1, sizeof *rev);
+    CT_ASSERT_STATUS(ct_hub_parse_revision_json("{\"sha\":\"main\"}", 14, "a/b", rev), CT_ERR_FORMAT);
+    ct_hub_revision_free(rev);
+
+    const char *idx = "{\"weight_map\":{\"a\":\"s1\",\"b\":\"s2\",\"c\":\"s1\"}}";
+    char **names;
+    int n;
+    CT_ASSERT_OK(ct_model_index_shards_parse(idx, strlen(idx), "i.json", &names, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "s1");
+    assert_string_equal(names[1], "s2");
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
 static void write_model(const char *dir, const char *config) {
     char p[4096];
     CT_ASSERT_OK(ct_fs_mkdirs(dir));
@@ -329,7 +388,7 @@ int main(void) {
         cmocka_unit_test(test_repo_ids),         cmocka_unit_test(test_filenames_revisions),
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_environment),
         cmocka_unit_test(test_refs_links_blobs), cmocka_unit_test(test_spec_and_dirs),
-        cmocka_unit_test(test_vad_weights),
+        cmocka_unit_test(test_vad_weights),      cmocka_unit_test(test_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,9 +146,12 @@ ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t 
  * out[b*ld + *pos + 1]: the prompt token prompt[*pos + 1] while
  * *pos + 1 < prompt_len, else argmax (lowest id on ties) with eos suppressed
  * while fewer than min_new tokens were generated; a row that emitted eos
- * sets finished[b] and emits pad afterwards. Then ++*pos on the device. */
+ * sets finished[b] and emits pad afterwards. rowlim (device, or NULL) forces
+ * row b to exactly rowlim[b] generated tokens (eos suppressed before, then
+ * finished). Then ++*pos on the device. */
 ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished, const float *logits,
-                              const int *prompt, int prompt_len, int B, int V, int eos, int pad, int min_new);
+                              const int *prompt, int prompt_len, const int *rowlim, int B, int V, int eos, int pad,
+                              int min_new);
 
 /* Mel frontend. frames (rows = B·T, 400) fp32 from pcm (B, ns) fp32 with
  * per-row lengths n[b]: pre-emphasis 0.97, zero past n[b], centre padding

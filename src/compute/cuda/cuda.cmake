@@ -4,6 +4,16 @@
 # cuBLASLt/cuBLAS, and defines CT_HAVE_CUDA for the library and its users.
 # A CPU-only build never reads this file.
 find_package(CUDAToolkit REQUIRED)
+# The top level's add_compile_options are written for the C compiler (-Wshadow,
+# -Werror, ...); keep them away from nvcc by limiting each to C sources.
+get_target_property(ct_lib_opts cohere_transcribe COMPILE_OPTIONS)
+if(ct_lib_opts)
+  set(ct_c_only "")
+  foreach(o ${ct_lib_opts})
+    list(APPEND ct_c_only "$<$<COMPILE_LANGUAGE:C>:${o}>")
+  endforeach()
+  set_property(TARGET cohere_transcribe PROPERTY COMPILE_OPTIONS ${ct_c_only})
+endif()
 file(GLOB CT_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/compute/cuda/*.cu)
 target_sources(cohere_transcribe PRIVATE ${CT_CUDA_SOURCES})
 set_source_files_properties(${CT_CUDA_SOURCES} PROPERTIES LANGUAGE CUDA)
@@ -12,7 +22,7 @@ set_source_files_properties(${CT_CUDA_SOURCES} PROPERTIES LANGUAGE CUDA)
 set_property(TARGET cohere_transcribe PROPERTY CUDA_ARCHITECTURES OFF)
 target_compile_options(cohere_transcribe PRIVATE
   $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
-  -O3 --expt-relaxed-constexpr -Xcompiler=-Wall,-Wno-unused-parameter>)
+  -O3 --expt-relaxed-constexpr -Xcompiler=-Wall,-Wno-unused-parameter,-Wno-format-truncation>)
 if(CT_WERROR)
   target_compile_options(cohere_transcribe PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
 endif()

@@ -51,6 +51,7 @@ typedef struct ct_cuda_asr_request {
     const int32_t *prompt; /* prompt_len ids, the same for every row */
     int prompt_len;
     int max_new, min_new; /* generated tokens: at most / eos suppressed before */
+    const int *row_new;   /* or NULL; else exactly row_new[b] ≤ max_new tokens for row b (benchmarks) */
     int eos, pad;
     int encoder_only;      /* stop after the encoder (benchmarks) */
     int use_graph;         /* replay decoder steps through a CUDA graph */

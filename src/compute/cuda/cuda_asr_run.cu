@@ -39,7 +39,7 @@ typedef struct {
     uint16_t *encb, *encp, *ckv, *scache;
     float *dx, *logits;
     uint16_t *da, *dqkv, *dq, *dout, *dh;
-    int *tok, *out, *pos, *finished, *prompt;
+    int *tok, *out, *pos, *finished, *prompt, *rowlim;
 } plan;
 
 static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
@@ -90,6 +90,7 @@ static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
     p->pos = (int *)take(b, 4);
     p->finished = (int *)take(b, B * 4);
     p->prompt = (int *)take(b, (size_t)p->S * 4);
+    p->rowlim = (int *)take(b, (size_t)B * 4);
 }
 
 static ct_status gemm(ct_cuda *c, int M, const uint16_t *A, const lin_t *w, void *D, int d_f32, float alpha,
@@ -208,8 +209,8 @@ static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     }
     CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, m->final_ln.w, m->final_ln.b, B, DD, 1e-5f));
     CT_TRY(gemm(c, B, p->da, &m->head, p->logits, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
-    return ct_cuda_greedy_step(c, p->tok, p->out, p->S, p->pos, p->finished, p->logits, p->prompt, rq->prompt_len, B,
-                               d->vocab, rq->eos, rq->pad, rq->min_new);
+    return ct_cuda_greedy_step(c, p->tok, p->out, p->S, p->pos, p->finished, p->logits, p->prompt, rq->prompt_len,
+                               rq->row_new ? p->rowlim : NULL, B, d->vocab, rq->eos, rq->pad, rq->min_new);
 }
 
 static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res) {
@@ -229,6 +230,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
     if (s == CT_OK) s = ct_cuda_memset(c, p->pos, 0, sizeof(int));
     if (s == CT_OK) s = ct_cuda_memset(c, p->out, 0xff, (size_t)B * p->S * sizeof(int));
     if (s == CT_OK) s = ct_cuda_h2d(c, p->prompt, init + 2 * B + 1, rq->prompt_len * sizeof(int));
+    if (s == CT_OK && rq->row_new) s = ct_cuda_h2d(c, p->rowlim, rq->row_new, B * sizeof(int));
     if (s == CT_OK) s = ct_cuda_sync(c);
     free(init);
     CT_TRY(s);
@@ -286,13 +288,14 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
         int n = 0, done = 0;
         for (int i = 0; i < total; i++) {
             int t = i <= step ? out[(size_t)b * p->S + i] : rq->pad;
-            if (t < 0) t = rq->pad;
+            if (t < 0 || (i >= rq->prompt_len && done)) t = rq->pad;
             if (res->tokens) res->tokens[(size_t)b * total + i] = t;
             if (i >= rq->prompt_len && i <= step && !done) {
                 n++;
-                if (t == rq->eos) done = 1;
+                if (t == rq->eos || (rq->row_new && n >= rq->row_new[b])) done = 1;
             }
         }
+        if (rq->row_new && rq->row_new[b] == 0) n = 0;
         if (res->n_generated) res->n_generated[b] = n;
     }
     free(out);

@@ -444,17 +444,18 @@ extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint1
 }
 
 __global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finished, const float *logits,
-                         const int *prompt, int prompt_len, int V, int eos, int pad, int min_new) {
+                         const int *prompt, int prompt_len, const int *rowlim, int V, int eos, int pad, int min_new) {
     __shared__ float sv[32];
     __shared__ int si[32];
     int b = blockIdx.x, p = *pos + 1;
+    int g = p - prompt_len, lim = rowlim ? rowlim[b] : -1;
     int next;
     if (p < prompt_len) {
         next = prompt[p];
-    } else if (finished[b]) {
+    } else if (finished[b] || (lim >= 0 && g >= lim)) {
         next = pad;
     } else {
-        int ban = (p - prompt_len) < min_new ? eos : -1;
+        int ban = (g < min_new || g < lim) ? eos : -1;
         const float *l = logits + (size_t)b * V;
         float best = -INFINITY;
         int bi = 0x7fffffff;
@@ -481,16 +482,16 @@ __global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finish
     if (threadIdx.x == 0) {
         tok[b] = next;
         out[(size_t)b * ld + p] = next;
-        if (p >= prompt_len && next == eos) finished[b] = 1;
+        if (p >= prompt_len && (next == eos || (lim >= 0 && g + 1 >= lim))) finished[b] = 1;
     }
 }
 
 __global__ void k_advance(int *pos) { *pos += 1; }
 
 extern "C" ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished,
-                                         const float *logits, const int *prompt, int prompt_len, int B, int V,
-                                         int eos, int pad, int min_new) {
-    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, V, eos, pad,
+                                         const float *logits, const int *prompt, int prompt_len, const int *rowlim,
+                                         int B, int V, int eos, int pad, int min_new) {
+    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, rowlim, V, eos, pad,
                                         min_new);
     LAUNCH_CHECK();
     k_advance<<<1, 1, 0, c->stream>>>(pos);

@@ -17,6 +17,7 @@ ap.add_argument("--cases", default="128x30x100")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--ceilings", action="store_true")
 ap.add_argument("--dump", help="write parity tensors (features, encoder out, first logits) here")
+ap.add_argument("--tiny", action="store_true", help="a 2+2-layer random model (memcheck and quick parity)")
 args = ap.parse_args()
 OUT = os.environ.get("OUT", "/tmp/out")
 os.makedirs(OUT, exist_ok=True)
@@ -62,7 +63,12 @@ if args.model:
     model = CohereAsrForConditionalGeneration.from_pretrained(args.model, dtype=torch.bfloat16,
                                                               attn_implementation="sdpa").to("cuda").eval()
 else:
-    cfg = CohereAsrConfig()
+    if args.tiny:
+        cfg = CohereAsrConfig(encoder_config=dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                                                  intermediate_size=1024, subsampling_conv_channels=64),
+                              hidden_size=256, num_hidden_layers=2, num_attention_heads=2, intermediate_size=1024)
+    else:
+        cfg = CohereAsrConfig()
     with torch.device("cuda"):
         model = CohereAsrForConditionalGeneration._from_config(cfg, attn_implementation="sdpa",
                                                                torch_dtype=torch.bfloat16)

@@ -78,7 +78,14 @@ emit(what="model", params=nparam, load_s=round(time.time() - t0, 2), attn=model.
 if args.save:
     t0 = time.time()
     model.save_pretrained(args.save)
-    emit(what="saved", dir=args.save, seconds=round(time.time() - t0, 1), files=sorted(os.listdir(args.save)))
+    from safetensors import safe_open
+    names = []
+    for fn in sorted(os.listdir(args.save)):
+        if fn.endswith(".safetensors"):
+            with safe_open(os.path.join(args.save, fn), "pt") as f:
+                names += list(f.keys())
+    emit(what="saved", dir=args.save, seconds=round(time.time() - t0, 1), files=sorted(os.listdir(args.save)),
+         n_tensors=len(names), some_names=sorted(names)[:3] + [n for n in names if "pos_enc" in n or "log_softmax" in n])
 
 fe = CohereAsrFeatureExtractor()
 sr = 16000
@@ -105,7 +112,7 @@ def bench(B, secs, ntok, reps):
         t = time.time()
         with torch.inference_mode():
             out = model.generate(**feats, decoder_input_ids=prompt, max_new_tokens=ntok, min_new_tokens=ntok,
-                                 do_sample=False)
+                                 do_sample=False, decoder_start_token_id=PROMPT[0])
         torch.cuda.synchronize(); tg = time.time() - t
         if r > 0:
             enc_t.append(te); gen_t.append(tg); fe_t.append(tf)
@@ -140,8 +147,10 @@ if args.dump:
         enc = model.get_encoder()(input_features=x, attention_mask=m)
         prompt = torch.tensor([PROMPT], device="cuda").repeat(len(lens), 1)
         o = model(input_features=x, attention_mask=m, decoder_input_ids=prompt)
+        # decoder_start_token_id = the prompt's first token, else generate prepends bos (random
+        # config has no generation_config) and the prompt would differ from the engine's
         gen = model.generate(input_features=x, attention_mask=m, decoder_input_ids=prompt, max_new_tokens=20,
-                             do_sample=False)
+                             min_new_tokens=20, do_sample=False, decoder_start_token_id=PROMPT[0])
     tensors = {"pcm_%d" % i: torch.tensor(a) for i, a in enumerate(audio)}
     tensors.update({"features": feats["input_features"].float().contiguous(),
                     "feature_lengths": feats["attention_mask"].sum(-1).to(torch.int32),

@@ -320,9 +320,9 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     size_t ns = 0;
     for (int b = 0; b < B; b++) {
         if (rq->pcm) {
-            if (rq->n_samples[b] < 160 || rq->n_samples[b] > (size_t)1 << 30) {
+            if (rq->n_samples[b] < 320 || rq->n_samples[b] > (size_t)1 << 30) {
                 free(L0);
-                return ct_fail(CT_ERR_INVALID_ARG, "CUDA batch row %d: %zu samples (need ≥ 160)", b,
+                return ct_fail(CT_ERR_INVALID_ARG, "CUDA batch row %d: %zu samples (need ≥ 320: two frames)", b,
                                rq->n_samples[b]);
             }
             if (rq->n_samples[b] > ns) ns = rq->n_samples[b];

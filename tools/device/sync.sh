@@ -10,3 +10,5 @@ mkdir -p "$dst"
 rm -rf "$dst" && mkdir -p "$dst"
 (cd "$src" && git ls-files --cached --others --exclude-standard -z | xargs -0 cp --parents -t "$dst")
 du -sh "$dst"
+# cmocka .debs for the device build (ignored here, fetched with apt-get download)
+if [ -d "$src/build-devdeps" ]; then mkdir -p "$dst/build-devdeps" && cp "$src"/build-devdeps/*.deb "$dst/build-devdeps/"; fi

@@ -58,7 +58,8 @@ typedef struct ct_mel ct_mel;
 
 ct_mel_options ct_mel_default_options(void);
 
-/* Precomputes window, filterbank and FFT tables. */
+/* Precomputes window, filterbank and FFT tables. A ct_mel is read-only
+ * afterwards: several threads may compute with one at the same time. */
 ct_status ct_mel_create(const ct_mel_options *opts, ct_mel **out);
 void ct_mel_free(ct_mel *mel);
 

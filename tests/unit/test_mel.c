@@ -240,7 +240,7 @@ static double row_diff(const float *ours, int T, const float *ref, int L) {
 /* The bound is 1e-4 (issue 2) everywhere but in one case. The reference's
  * STFT is torch's float32 FFT (MKL), whose rounding noise dominates quiet
  * bins: our FFT is computed in double, so what remains is that noise. On the
- * pure-tone clip 0 with dither it reaches 1.02e-4 in one element (computing
+ * pure-tone clip 0 with dither it reaches 1.01e-4 in one element (computing
  * the reference's formulas with an exact FFT, or with numpy's float32 FFT,
  * gives 1.02e-4 and 9.9e-5 there; with torch's own FFT the rest of the
  * pipeline agrees to 1.1e-5). That case gets 1.1e-4 and is reported; see

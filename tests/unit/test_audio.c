@@ -468,6 +468,10 @@ static void test_options(void **state) {
     assert_string_equal(ct_audio_backend_name(CT_AUDIO_BACKEND_SNDFILE), "libsndfile");
     assert_string_equal(ct_audio_backend_name(CT_AUDIO_BACKEND_FFMPEG), "ffmpeg");
     ct_audio_free(NULL);
+    char buf[256];
+    assert_non_null(strstr(ct_audio_ffmpeg_describe(buf, sizeof buf), "libavcodec 59."));
+    assert_non_null(strstr(ct_audio_sndfile_describe(buf, sizeof buf), "libsndfile-1."));
+    assert_non_null(strstr(buf, "libsamplerate-0."));
 }
 
 static int g_ffmpeg_lines;

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sndfile.h>
+
 #include "audio/audio.h"
 #include "core/fs.h"
 #include "testutil.h"
@@ -213,6 +215,37 @@ static void test_format_change_mid_stream(void **state) {
     for (size_t i = 2000; i < 14000; i++) e += (double)a->samples[i] * a->samples[i];
     assert_true(e / 12000 > 1e-3);
     ct_audio_free(a);
+}
+
+static void expect_fail(const char *path, const ct_audio_options *o, ct_status want,
+                        const char *cause);
+
+/* AUTO falls back to libsndfile only when FFmpeg cannot open the file: a
+ * MATLAB v5 file (libsndfile writes it here; FFmpeg has no demuxer for it). */
+static void test_auto_fallback(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tone.mat", dir);
+    short x[16000];
+    for (int i = 0; i < 16000; i++) x[i] = (short)lrint(8000 * sin(i * 0.17));
+    SF_INFO si = {.samplerate = 16000, .channels = 1, .format = SF_FORMAT_MAT5 | SF_FORMAT_PCM_16};
+    SNDFILE *f = sf_open(path, SFM_WRITE, &si);
+    assert_non_null(f);
+    assert_int_equal(sf_write_short(f, x, 16000), 16000);
+    sf_close(f);
+
+    ct_audio_options o = ct_audio_default_options();
+    o.backend = CT_AUDIO_BACKEND_FFMPEG;
+    expect_fail(path, &o, CT_ERR_FORMAT, "FFmpeg cannot open it");
+    ct_audio *a;
+    CT_ASSERT_OK(ct_audio_decode(path, NULL, &a));
+    assert_int_equal(a->backend, CT_AUDIO_BACKEND_SNDFILE);
+    assert_true(!strncmp(a->fallback_reason, "FFmpeg cannot open it", 21));
+    assert_int_equal(a->n, 16000);
+    for (int i = 0; i < 16000; i++) assert_true(a->samples[i] == x[i] / 32768.0f);
+    ct_audio_free(a);
+    ct_test_rmtree(dir);
 }
 
 /* ---- bad inputs ----------------------------------------------------------- */
@@ -521,7 +554,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats_ffmpeg),     cmocka_unit_test(test_formats_sndfile),
         cmocka_unit_test(test_channel_average),    cmocka_unit_test(test_format_change_mid_stream),
-        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_auto_fallback),      cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_inputs_sndfile), cmocka_unit_test(test_probe),
         cmocka_unit_test(test_memory_cap),         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_decode_memory),      cmocka_unit_test(test_parallel),

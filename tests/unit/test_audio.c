@@ -18,6 +18,11 @@
 #include "core/fs.h"
 #include "testutil.h"
 
+/* Let ASan builds return NULL for impossible allocations (as libc does)
+ * instead of aborting, so the out-of-memory path can be tested. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 #define REF_N 132344 /* samples in speech_ref.wav; checked when it is read */
 
 /* ---- the reference: a 16-bit mono 16 kHz WAV, parsed independently ----- */
@@ -379,6 +384,33 @@ static void test_memory_cap(void **state) {
     CT_ASSERT_OK(ct_audio_decode(CT_TESTDATA("audio/lying_short.flac"), &o, &a));
     assert_int_equal(a->n, REF_N);
     ct_audio_free(a);
+    /* STREAMINFO claiming 2^36-1 samples (49.7 days at 16 kHz): refused up
+     * front under the default cap; with an absurd cap the up-front
+     * reservation itself fails and reports out-of-memory instead of
+     * crashing (only checkable where the kernel refuses a 275 GB request,
+     * i.e. not with vm.overcommit_memory = 1). */
+    char *buf;
+    size_t len;
+    CT_ASSERT_OK(ct_fs_read_all(CT_TESTDATA("audio/speech.flac"), 1 << 24, &buf, &len));
+    uint64_t w = 0;
+    for (int i = 0; i < 8; i++) w = w << 8 | (uint8_t)buf[18 + i];
+    w |= ((uint64_t)1 << 36) - 1;
+    for (int i = 7; i >= 0; i--, w >>= 8) buf[18 + i] = (char)(w & 0xFF);
+    o = ct_audio_default_options();
+    CT_ASSERT_STATUS(ct_audio_decode_memory(buf, len, "huge.flac", &o, &a), CT_ERR_LIMIT);
+    CT_ASSERT_ERROR_HAS("huge.flac: decoded audio would need 262144.0 MiB (the container declares 4294967.3 s");
+    CT_ASSERT_ERROR_HAS("cap of 4096.0 MiB (4 GiB, --audio-memory-gb)");
+    char *oc = NULL;
+    size_t oclen;
+    if (ct_fs_read_all("/proc/sys/vm/overcommit_memory", 16, &oc, &oclen) == CT_OK && oc[0] != '1') {
+        o.memory_cap_bytes = (uint64_t)1 << 50;
+        CT_ASSERT_STATUS(ct_audio_decode_memory(buf, len, "huge.flac", &o, &a), CT_ERR_OOM);
+        CT_ASSERT_ERROR_HAS("huge.flac: out of memory growing the decoded buffer");
+    } else {
+        print_message("  overcommit_memory=1: the allocation-failure check is skipped\n");
+    }
+    free(oc);
+    free(buf);
     /* Default: 4 GiB. */
     assert_true(ct_audio_default_options().memory_cap_bytes == ((uint64_t)4 << 30));
     o.memory_cap_bytes = 0;

@@ -1,0 +1,153 @@
+/* encoder.c — Conformer encoder forward over a padded batch, written once
+ * against the backend ops. Subsampling runs one row at a time so that its big
+ * (C, T/2, 64) maps are only ever allocated for one row. */
+#include "asr/encoder.h"
+
+#include <math.h>
+#include <string.h>
+
+#define F32(t) ((const float *)(t).data)
+#define OPS (be->ops)
+
+static int stride2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
+
+int ct_encoder_frames(int T) { return stride2(stride2(stride2(T))); }
+
+static size_t fbytes(size_t n) { return (n * sizeof(float) + 2 * CT_ARENA_ALIGN) / CT_ARENA_ALIGN * CT_ARENA_ALIGN; }
+
+size_t ct_encoder_act_bytes(const ct_asr_hparams *hp, int B, int T) {
+    size_t C = (size_t)hp->sub_channels, d = (size_t)hp->d_enc, M = (size_t)hp->n_mels;
+    size_t T1 = stride2(T), T2 = stride2((int)T1), T3 = stride2((int)T2);
+    size_t F1 = stride2((int)M), F2 = stride2((int)F1), F3 = stride2((int)F2);
+    size_t BT = (size_t)B * T3;
+    size_t ff = (size_t)hp->enc_ff > 2 * d ? (size_t)hp->enc_ff : 2 * d;
+    size_t out = fbytes(BT * d);
+    size_t sub = fbytes(C * T1 * F1) + 2 * fbytes(C * T2 * F2) + 2 * fbytes(C * T3 * F3) + fbytes(T3 * C * F3);
+    size_t layers = 6 * fbytes(BT * d) + fbytes(BT * ff) + 2 * fbytes((2 * T3 + 1) * d) + fbytes(BT * d);
+    return out + (sub > layers ? sub : layers) + 4096;
+}
+
+size_t ct_encoder_ws_bytes(const ct_asr_hparams *hp, int B, int T, int threads) {
+    size_t T3 = (size_t)ct_encoder_frames(T), d = (size_t)hp->d_enc, C = (size_t)hp->sub_channels;
+    size_t Dh = d / (size_t)hp->enc_heads, nth = threads > 0 ? (size_t)threads : 1;
+    size_t attn = nth * (2 * T3 * Dh + T3 * T3 + T3 * (2 * T3 + 1)) + T3;
+    size_t K = (size_t)hp->enc_ff;
+    if (d > K) K = d;
+    if (C * 16 > K) K = C * 16;
+    size_t tiles = nth * 64 * K + C * C;
+    return fbytes(attn > tiles ? attn : tiles) + 4096;
+}
+
+#define ALLOC(p, n)                                                          \
+    do {                                                                     \
+        (p) = ct_arena_alloc(act, sizeof(float) * (size_t)(n));              \
+        if (!(p)) return ct_fail_wrap(CT_ERR_OOM, "encoder activations");    \
+    } while (0)
+
+/* One row: feats (T, M) → x (T3, d). */
+static ct_status subsample_row(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
+                               const float *feats, int L0, int T, float *x) {
+    const ct_asr_hparams *hp = &w->hp;
+    const int C = hp->sub_channels, M = hp->n_mels;
+    const int T1 = stride2(T), T2 = stride2(T1), T3 = stride2(T2);
+    const int F1 = stride2(M), F2 = stride2(F1), F3 = stride2(F2);
+    int L1 = stride2(L0 < T ? L0 : T), L2 = stride2(L1), L3 = stride2(L2);
+    size_t mark = ct_arena_mark(act);
+    float *s1, *s2, *s3, *s4, *s5, *flat;
+    ALLOC(s1, (size_t)C * T1 * F1);
+    ALLOC(s2, (size_t)C * T2 * F2);
+    ALLOC(s3, (size_t)C * T2 * F2);
+    ALLOC(s4, (size_t)C * T3 * F3);
+    ALLOC(s5, (size_t)C * T3 * F3);
+    ALLOC(flat, (size_t)T3 * C * F3);
+    /* the reference zeroes time rows ≥ the running length after every conv */
+    CT_TRY(OPS->conv2d_s2(be, s1, feats, F32(w->c0_w), F32(w->c0_b), 1, C, T, M, CT_ACT_RELU));
+    CT_TRY(OPS->mask_time(be, s1, &L1, 1, C, T1, F1));
+    CT_TRY(OPS->dwconv2d_s2(be, s2, s1, F32(w->dw1_w), F32(w->dw1_b), 1, C, T1, F1, CT_ACT_NONE));
+    CT_TRY(OPS->mask_time(be, s2, &L2, 1, C, T2, F2));
+    CT_TRY(OPS->conv_pointwise(be, s3, s2, &w->pw1_w, F32(w->pw1_b), 1, C, C, T2 * F2, CT_ACT_RELU, ws));
+    CT_TRY(OPS->mask_time(be, s3, &L2, 1, C, T2, F2));
+    CT_TRY(OPS->dwconv2d_s2(be, s4, s3, F32(w->dw2_w), F32(w->dw2_b), 1, C, T2, F2, CT_ACT_NONE));
+    CT_TRY(OPS->mask_time(be, s4, &L3, 1, C, T3, F3));
+    CT_TRY(OPS->conv_pointwise(be, s5, s4, &w->pw2_w, F32(w->pw2_b), 1, C, C, T3 * F3, CT_ACT_RELU, ws));
+    CT_TRY(OPS->mask_time(be, s5, &L3, 1, C, T3, F3));
+    CT_TRY(OPS->flatten_ct(be, flat, s5, 1, C, T3, F3));
+    CT_TRY(OPS->matmul(be, x, flat, &w->sub_w, F32(w->sub_b), NULL, 1.0f, CT_ACT_NONE, T3, hp->d_enc, C * F3, ws));
+    ct_arena_rewind(act, mark);
+    return CT_OK;
+}
+
+typedef struct scratch {
+    float *ln, *h, *q, *k, *v, *att, *pos, *pp, *glu;
+} scratch;
+
+static ct_status block(const ct_enc_layer *l, ct_backend *be, ct_arena *ws, const ct_asr_hparams *hp, float *x,
+                       const scratch *s, const int *len, int B, int T) {
+    const int d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, M = B * T;
+    const float eps = 1e-5f;
+    /* x += 0.5 · FF1(LN(x)) */
+    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_ff1_g), F32(l->ln_ff1_b), M, d, eps));
+    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->ff1_w1, F32(l->ff1_b1), NULL, 1.0f, CT_ACT_SILU, M, ff, d, ws));
+    CT_TRY(OPS->matmul(be, x, s->h, &l->ff1_w2, F32(l->ff1_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
+    /* x += MHSA(LN(x)) */
+    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_att_g), F32(l->ln_att_b), M, d, eps));
+    CT_TRY(OPS->matmul(be, s->q, s->ln, &l->wq, F32(l->bq), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(OPS->matmul(be, s->k, s->ln, &l->wk, F32(l->bk), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(OPS->matmul(be, s->v, s->ln, &l->wv, F32(l->bv), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(OPS->matmul(be, s->pp, s->pos, &l->wpos, NULL, NULL, 1.0f, CT_ACT_NONE, 2 * T - 1, d, d, ws));
+    CT_TRY(OPS->attn_relpos(be, s->att, s->q, s->k, s->v, s->pp, F32(l->pos_u), F32(l->pos_v), len, B, T, H, d / H, ws));
+    CT_TRY(OPS->matmul(be, x, s->att, &l->wo, F32(l->bo), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    /* x += Conv(LN(x)): pointwise → GLU → mask → depthwise+BN → SiLU → pointwise */
+    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_conv_g), F32(l->ln_conv_b), M, d, eps));
+    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->pw1_w, F32(l->pw1_b), NULL, 1.0f, CT_ACT_NONE, M, 2 * d, d, ws));
+    CT_TRY(OPS->glu(be, s->glu, s->h, M, d));
+    CT_TRY(OPS->mask_time(be, s->glu, len, B, 1, T, d));
+    CT_TRY(OPS->dwconv1d(be, s->ln, s->glu, F32(l->dw_w), F32(l->dw_b), B, T, d, hp->conv_kernel, CT_ACT_SILU));
+    CT_TRY(OPS->matmul(be, x, s->ln, &l->pw2_w, F32(l->pw2_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    /* x += 0.5 · FF2(LN(x)); x = LN(x) */
+    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_ff2_g), F32(l->ln_ff2_b), M, d, eps));
+    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->ff2_w1, F32(l->ff2_b1), NULL, 1.0f, CT_ACT_SILU, M, ff, d, ws));
+    CT_TRY(OPS->matmul(be, x, s->h, &l->ff2_w2, F32(l->ff2_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
+    CT_TRY(OPS->layer_norm(be, x, x, F32(l->ln_out_g), F32(l->ln_out_b), M, d, eps));
+    return CT_OK;
+}
+
+ct_status ct_encoder_forward(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
+                             const float *feats, const int *feat_len, int B, int T, float **y, int *enc_len,
+                             int *Te) {
+    const ct_asr_hparams *hp = &w->hp;
+    if (hp->xscaling)
+        return ct_fail(CT_ERR_UNSUPPORTED, "encoder: xscaling (input ×√d) is not implemented; the release has it off");
+    if (B <= 0 || T <= 0) return ct_fail(CT_ERR_INVALID_ARG, "encoder: batch %d × %d frames", B, T);
+    const int d = hp->d_enc, T3 = ct_encoder_frames(T), M = B * T3;
+    const int ffw = hp->enc_ff > 2 * d ? hp->enc_ff : 2 * d;
+    float *x;
+    ALLOC(x, (size_t)M * d);
+    size_t mark = ct_arena_mark(act);
+    for (int b = 0; b < B; b++) {
+        if (feat_len[b] < 0 || feat_len[b] > T)
+            return ct_fail(CT_ERR_INVALID_ARG, "encoder: row %d has %d valid frames of %d", b, feat_len[b], T);
+        enc_len[b] = ct_encoder_frames(feat_len[b]);
+        CT_TRY(subsample_row(w, be, act, ws, feats + (size_t)b * T * hp->n_mels, feat_len[b], T,
+                             x + (size_t)b * T3 * d));
+    }
+    scratch s;
+    ALLOC(s.ln, (size_t)M * d);
+    ALLOC(s.h, (size_t)M * ffw);
+    ALLOC(s.q, (size_t)M * d);
+    ALLOC(s.k, (size_t)M * d);
+    ALLOC(s.v, (size_t)M * d);
+    ALLOC(s.att, (size_t)M * d);
+    ALLOC(s.glu, (size_t)M * d);
+    ALLOC(s.pos, (size_t)(2 * T3 - 1) * d);
+    ALLOC(s.pp, (size_t)(2 * T3 - 1) * d);
+    CT_TRY(OPS->pos_relative(be, s.pos, T3, d));
+    for (int i = 0; i < hp->enc_layers; i++) {
+        ct_status st = block(&w->enc[i], be, ws, hp, x, &s, enc_len, B, T3);
+        if (st != CT_OK) return ct_fail_wrap(st, "encoder layer %d", i);
+    }
+    ct_arena_rewind(act, mark);
+    *y = x;
+    *Te = T3;
+    return CT_OK;
+}

@@ -1,0 +1,269 @@
+/* weights.c — loading the model's tensors by name with shape checks, dtype
+ * conversion and BatchNorm folding. Names and shapes: MODEL.md "Checkpoint
+ * layouts". */
+#include "asr/weights.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct loader {
+    ct_backend *be;
+    ct_weight_lookup_fn lookup;
+    void *ctx;
+    size_t bytes;
+} loader;
+
+/* Look a tensor up and check its shape (dims[i] < 0: any). */
+static ct_status find(loader *L, const char *name, int ndim, const int64_t *dims, int optional,
+                      ct_host_tensor *ht) {
+    memset(ht, 0, sizeof *ht);
+    if (!L->lookup(L->ctx, name, ht)) {
+        if (optional) return CT_OK;
+        return ct_fail(CT_ERR_NOT_FOUND, "tensor %s: missing from the checkpoint", name);
+    }
+    if (ht->dtype != CT_DTYPE_F32 && ht->dtype != CT_DTYPE_BF16 && ht->dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_FORMAT, "tensor %s: dtype %s is not a float type", name, ct_dtype_name(ht->dtype));
+    int ok = ht->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = dims[i] < 0 || ht->shape[i] == dims[i];
+    if (!ok) {
+        char got[128] = "", want[128] = "";
+        for (int i = 0; i < ht->ndim && i < 8; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "", (long long)ht->shape[i]);
+        for (int i = 0; i < ndim; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "," : "", (long long)dims[i]);
+        return ct_fail(CT_ERR_FORMAT, "tensor %s: shape [%s], expected [%s]", name, got, want);
+    }
+    return CT_OK;
+}
+
+/* Give the pages of a converted file-backed tensor back to the page cache so
+ * that the mapping and the converted copy are not resident together. Only the
+ * whole pages inside the tensor are dropped; they are re-read if touched. */
+static void drop_pages(const ct_host_tensor *ht, size_t nbytes) {
+    if (!ht->file_backed || nbytes == 0) return;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps <= 0) return;
+    uintptr_t a = (uintptr_t)ht->data, e = a + nbytes;
+    uintptr_t s = (a + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps, f = e / (uintptr_t)ps * (uintptr_t)ps;
+    if (f > s) madvise((void *)s, f - s, MADV_DONTNEED);
+}
+
+/* Load name into *t as dtype, with shape `store` (same element count). */
+static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name, int ndim, const int64_t *dims,
+                      int optional) {
+    ct_host_tensor ht;
+    CT_TRY(find(L, name, ndim, dims, optional, &ht));
+    memset(t, 0, sizeof *t);
+    if (!ht.data) return CT_OK; /* optional and absent */
+    int64_t shape[CT_TENSOR_MAX_DIMS];
+    int nd = ndim > CT_TENSOR_MAX_DIMS ? CT_TENSOR_MAX_DIMS : ndim;
+    for (int i = 0; i < nd; i++) shape[i] = ht.shape[i];
+    ct_status s = ct_tensor_upload(L->be, dtype, ht.data, ht.dtype, nd, shape, t);
+    if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
+    drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
+    L->bytes += t->nbytes;
+    return CT_OK;
+}
+
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define NAME(...) (snprintf(nm, sizeof nm, __VA_ARGS__), nm)
+
+/* Dense weight (out, in[, 1[, 1]]) in the weight dtype, bias (out) in f32. */
+static ct_status linear(loader *L, ct_dtype wdt, ct_tensor *w, ct_tensor *b, const char *prefix, int64_t out,
+                        int64_t in, int trailing_ones, int has_bias) {
+    char nm[256];
+    int64_t d[4] = {out, in, 1, 1};
+    CT_TRY(load(L, w, wdt, NAME("%s.weight", prefix), 2 + trailing_ones, d, 0));
+    w->ndim = 2; /* (out, in, 1) → (out, in): same memory */
+    if (has_bias) CT_TRY(load(L, b, CT_DTYPE_F32, NAME("%s.bias", prefix), 1, DIMS(out), 0));
+    return CT_OK;
+}
+
+static ct_status norm(loader *L, ct_tensor *g, ct_tensor *b, const char *prefix, int64_t d) {
+    char nm[256];
+    CT_TRY(load(L, g, CT_DTYPE_F32, NAME("%s.weight", prefix), 1, DIMS(d), 0));
+    CT_TRY(load(L, b, CT_DTYPE_F32, NAME("%s.bias", prefix), 1, DIMS(d), 0));
+    return CT_OK;
+}
+
+/* Depthwise conv1d (d,1,K) + optional bias + BatchNorm (eval) folded into
+ * w' = w·γ/√(var+eps), b' = (b − mean)·γ/√(var+eps) + β, stored (d, K) f32. */
+static ct_status depthwise_bn(loader *L, ct_enc_layer *e, const char *p, int64_t d, int64_t K) {
+    char nm[256];
+    ct_host_tensor hw, hb, g, beta, mean, var;
+    CT_TRY(find(L, NAME("%s.conv.depthwise_conv.weight", p), 3, DIMS(d, 1, K), 0, &hw));
+    CT_TRY(find(L, NAME("%s.conv.depthwise_conv.bias", p), 1, DIMS(d), 1, &hb));
+    CT_TRY(find(L, NAME("%s.conv.batch_norm.weight", p), 1, DIMS(d), 0, &g));
+    CT_TRY(find(L, NAME("%s.conv.batch_norm.bias", p), 1, DIMS(d), 0, &beta));
+    CT_TRY(find(L, NAME("%s.conv.batch_norm.running_mean", p), 1, DIMS(d), 0, &mean));
+    CT_TRY(find(L, NAME("%s.conv.batch_norm.running_var", p), 1, DIMS(d), 0, &var));
+    size_t nd = (size_t)d, nk = (size_t)(d * K);
+    float *buf = malloc(sizeof(float) * (nk + 5 * nd));
+    if (!buf) return ct_fail(CT_ERR_OOM, "depthwise conv of %s", p);
+    float *w = buf, *bb = w + nk, *gg = bb + nd, *be = gg + nd, *mu = be + nd, *vv = mu + nd;
+    ct_convert_to_f32(w, hw.data, hw.dtype, nk);
+    if (hb.data) ct_convert_to_f32(bb, hb.data, hb.dtype, nd);
+    else memset(bb, 0, sizeof(float) * nd);
+    ct_convert_to_f32(gg, g.data, g.dtype, nd);
+    ct_convert_to_f32(be, beta.data, beta.dtype, nd);
+    ct_convert_to_f32(mu, mean.data, mean.dtype, nd);
+    ct_convert_to_f32(vv, var.data, var.dtype, nd);
+    for (size_t c = 0; c < nd; c++) {
+        if (!(vv[c] >= 0.0f)) {
+            free(buf);
+            return ct_fail(CT_ERR_FORMAT, "tensor %s.conv.batch_norm.running_var: negative or NaN", p);
+        }
+        float s = gg[c] / sqrtf(vv[c] + 1e-5f);
+        for (int64_t k = 0; k < K; k++) w[c * K + k] *= s;
+        bb[c] = (bb[c] - mu[c]) * s + be[c];
+    }
+    ct_status st = ct_tensor_upload(L->be, CT_DTYPE_F32, w, CT_DTYPE_F32, 2, DIMS(d, K), &e->dw_w);
+    if (st == CT_OK) st = ct_tensor_upload(L->be, CT_DTYPE_F32, bb, CT_DTYPE_F32, 1, DIMS(d), &e->dw_b);
+    free(buf);
+    L->bytes += e->dw_w.nbytes + e->dw_b.nbytes;
+    return st;
+}
+
+static ct_status check_hparams(const ct_asr_hparams *hp) {
+    if (hp->n_mels != 128 && hp->n_mels <= 0) return ct_fail(CT_ERR_FORMAT, "config: n_mels %d", hp->n_mels);
+    if (hp->enc_layers <= 0 || hp->d_enc <= 0 || hp->enc_heads <= 0 || hp->d_enc % hp->enc_heads ||
+        (hp->d_enc / hp->enc_heads) % 1 || hp->d_enc % 2 || hp->enc_ff <= 0 || hp->conv_kernel <= 0 ||
+        hp->conv_kernel % 2 == 0 || hp->sub_channels <= 0)
+        return ct_fail(CT_ERR_FORMAT, "config: inconsistent encoder sizes (layers %d, d %d, heads %d, ff %d, kernel %d)",
+                       hp->enc_layers, hp->d_enc, hp->enc_heads, hp->enc_ff, hp->conv_kernel);
+    if (hp->dec_layers <= 0 || hp->d_dec <= 0 || hp->dec_heads <= 0 || hp->d_dec % hp->dec_heads ||
+        hp->dec_ff <= 0 || hp->max_pos <= 0 || hp->vocab <= 0)
+        return ct_fail(CT_ERR_FORMAT, "config: inconsistent decoder sizes (layers %d, d %d, heads %d, ff %d, positions %d, vocab %d)",
+                       hp->dec_layers, hp->d_dec, hp->dec_heads, hp->dec_ff, hp->max_pos, hp->vocab);
+    return CT_OK;
+}
+
+static ct_status load_encoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparams *hp, int i, ct_enc_layer *e) {
+    char p[128], nm[256];
+    const int64_t d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, Dh = d / H;
+    snprintf(p, sizeof p, "encoder.layers.%d", i);
+    CT_TRY(norm(L, &e->ln_ff1_g, &e->ln_ff1_b, NAME("%s.norm_feed_forward1", p), d));
+    CT_TRY(linear(L, wdt, &e->ff1_w1, &e->ff1_b1, NAME("%s.feed_forward1.linear1", p), ff, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->ff1_w2, &e->ff1_b2, NAME("%s.feed_forward1.linear2", p), d, ff, 0, 1));
+    CT_TRY(norm(L, &e->ln_att_g, &e->ln_att_b, NAME("%s.norm_self_att", p), d));
+    CT_TRY(linear(L, wdt, &e->wq, &e->bq, NAME("%s.self_attn.linear_q", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->wk, &e->bk, NAME("%s.self_attn.linear_k", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->wv, &e->bv, NAME("%s.self_attn.linear_v", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->wo, &e->bo, NAME("%s.self_attn.linear_out", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->wpos, NULL, NAME("%s.self_attn.linear_pos", p), d, d, 0, 0));
+    CT_TRY(load(L, &e->pos_u, CT_DTYPE_F32, NAME("%s.self_attn.pos_bias_u", p), 2, DIMS(H, Dh), 0));
+    CT_TRY(load(L, &e->pos_v, CT_DTYPE_F32, NAME("%s.self_attn.pos_bias_v", p), 2, DIMS(H, Dh), 0));
+    CT_TRY(norm(L, &e->ln_conv_g, &e->ln_conv_b, NAME("%s.norm_conv", p), d));
+    CT_TRY(linear(L, wdt, &e->pw1_w, &e->pw1_b, NAME("%s.conv.pointwise_conv1", p), 2 * d, d, 1, 1));
+    CT_TRY(depthwise_bn(L, e, p, d, hp->conv_kernel));
+    CT_TRY(linear(L, wdt, &e->pw2_w, &e->pw2_b, NAME("%s.conv.pointwise_conv2", p), d, d, 1, 1));
+    CT_TRY(norm(L, &e->ln_ff2_g, &e->ln_ff2_b, NAME("%s.norm_feed_forward2", p), d));
+    CT_TRY(linear(L, wdt, &e->ff2_w1, &e->ff2_b1, NAME("%s.feed_forward2.linear1", p), ff, d, 0, 1));
+    CT_TRY(linear(L, wdt, &e->ff2_w2, &e->ff2_b2, NAME("%s.feed_forward2.linear2", p), d, ff, 0, 1));
+    CT_TRY(norm(L, &e->ln_out_g, &e->ln_out_b, NAME("%s.norm_out", p), d));
+    return CT_OK;
+}
+
+static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparams *hp, int i, ct_dec_layer *l) {
+    char p[128], nm[256];
+    const int64_t d = hp->d_dec, ff = hp->dec_ff;
+    snprintf(p, sizeof p, "transf_decoder._decoder.layers.%d", i);
+    CT_TRY(norm(L, &l->ln1_g, &l->ln1_b, NAME("%s.layer_norm_1", p), d));
+    CT_TRY(linear(L, wdt, &l->sq_w, &l->sq_b, NAME("%s.first_sub_layer.query_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->sk_w, &l->sk_b, NAME("%s.first_sub_layer.key_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->sv_w, &l->sv_b, NAME("%s.first_sub_layer.value_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->so_w, &l->so_b, NAME("%s.first_sub_layer.out_projection", p), d, d, 0, 1));
+    CT_TRY(norm(L, &l->ln2_g, &l->ln2_b, NAME("%s.layer_norm_2", p), d));
+    CT_TRY(linear(L, wdt, &l->cq_w, &l->cq_b, NAME("%s.second_sub_layer.query_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->ck_w, &l->ck_b, NAME("%s.second_sub_layer.key_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->cv_w, &l->cv_b, NAME("%s.second_sub_layer.value_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->co_w, &l->co_b, NAME("%s.second_sub_layer.out_projection", p), d, d, 0, 1));
+    CT_TRY(norm(L, &l->ln3_g, &l->ln3_b, NAME("%s.layer_norm_3", p), d));
+    CT_TRY(linear(L, wdt, &l->fc1_w, &l->fc1_b, NAME("%s.third_sub_layer.dense_in", p), ff, d, 0, 1));
+    CT_TRY(linear(L, wdt, &l->fc2_w, &l->fc2_b, NAME("%s.third_sub_layer.dense_out", p), d, ff, 0, 1));
+    return CT_OK;
+}
+
+static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_asr_weights *w) {
+    char nm[256];
+    const int64_t C = hp->sub_channels, d = hp->d_enc, F = (hp->n_mels + 7) / 8;
+    /* F: frequency bins after three stride-2 convs: 128 → 64 → 32 → 16 */
+    int64_t f = hp->n_mels;
+    for (int i = 0; i < 3; i++) f = (f - 1) / 2 + 1;
+    (void)F;
+    CT_TRY(load(L, &w->c0_w, CT_DTYPE_F32, "encoder.pre_encode.conv.0.weight", 4, DIMS(C, 1, 3, 3), 0));
+    CT_TRY(load(L, &w->c0_b, CT_DTYPE_F32, "encoder.pre_encode.conv.0.bias", 1, DIMS(C), 0));
+    CT_TRY(load(L, &w->dw1_w, CT_DTYPE_F32, "encoder.pre_encode.conv.2.weight", 4, DIMS(C, 1, 3, 3), 0));
+    CT_TRY(load(L, &w->dw1_b, CT_DTYPE_F32, "encoder.pre_encode.conv.2.bias", 1, DIMS(C), 0));
+    CT_TRY(linear(L, wdt, &w->pw1_w, &w->pw1_b, "encoder.pre_encode.conv.3", C, C, 2, 1));
+    CT_TRY(load(L, &w->dw2_w, CT_DTYPE_F32, "encoder.pre_encode.conv.5.weight", 4, DIMS(C, 1, 3, 3), 0));
+    CT_TRY(load(L, &w->dw2_b, CT_DTYPE_F32, "encoder.pre_encode.conv.5.bias", 1, DIMS(C), 0));
+    CT_TRY(linear(L, wdt, &w->pw2_w, &w->pw2_b, "encoder.pre_encode.conv.6", C, C, 2, 1));
+    CT_TRY(linear(L, wdt, &w->sub_w, &w->sub_b, "encoder.pre_encode.out", d, C * f, 0, 1));
+    w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
+    w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
+    if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
+    for (int i = 0; i < hp->enc_layers; i++) CT_TRY(load_encoder_layer(L, wdt, hp, i, &w->enc[i]));
+    /* one more encoder layer in the file than the config says is a mismatch */
+    ct_host_tensor extra;
+    if (L->lookup(L->ctx, NAME("encoder.layers.%d.norm_out.weight", hp->enc_layers), &extra))
+        return ct_fail(CT_ERR_FORMAT, "tensor %s: the config says %d encoder layers", nm, hp->enc_layers);
+    CT_TRY(linear(L, wdt, &w->proj_w, &w->proj_b, "encoder_decoder_proj", hp->d_dec, d, 0, 1));
+    const int64_t dd = hp->d_dec;
+    CT_TRY(load(L, &w->tok_emb, wdt, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
+    CT_TRY(load(L, &w->pos_emb, CT_DTYPE_F32, "transf_decoder._embedding.position_embedding.pos_enc", 2,
+                DIMS(hp->max_pos, dd), 0));
+    CT_TRY(norm(L, &w->emb_ln_g, &w->emb_ln_b, "transf_decoder._embedding.layer_norm", dd));
+    for (int i = 0; i < hp->dec_layers; i++) CT_TRY(load_decoder_layer(L, wdt, hp, i, &w->dec[i]));
+    if (L->lookup(L->ctx, NAME("transf_decoder._decoder.layers.%d.layer_norm_1.weight", hp->dec_layers), &extra))
+        return ct_fail(CT_ERR_FORMAT, "tensor %s: the config says %d decoder layers", nm, hp->dec_layers);
+    CT_TRY(norm(L, &w->final_ln_g, &w->final_ln_b, "transf_decoder._decoder.final_layer_norm", dd));
+    ct_host_tensor head;
+    if (L->lookup(L->ctx, "log_softmax.mlp.layer0.weight", &head)) {
+        CT_TRY(linear(L, wdt, &w->head_w, &w->head_b, "log_softmax.mlp.layer0", hp->vocab, dd, 0, 1));
+    } else { /* tied to the token embedding, as transformers ties proj_out */
+        CT_TRY(load(L, &w->head_w, wdt, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
+        CT_TRY(load(L, &w->head_b, CT_DTYPE_F32, "log_softmax.mlp.layer0.bias", 1, DIMS(hp->vocab), 1));
+    }
+    return CT_OK;
+}
+
+ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
+                              ct_dtype wdtype, ct_asr_weights *out) {
+    memset(out, 0, sizeof *out);
+    CT_TRY(check_hparams(hp));
+    if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_INVALID_ARG, "weights: dtype %s (f32, bf16 or f16)", ct_dtype_name(wdtype));
+    if (!be->ops->supports_weight(be, wdtype))
+        return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
+    out->hp = *hp;
+    out->wdtype = wdtype;
+    loader L = {.be = be, .lookup = lookup, .ctx = ctx};
+    ct_status s = load_all(&L, hp, wdtype, out);
+    out->bytes = L.bytes;
+    if (s != CT_OK) ct_asr_weights_free(out);
+    return s;
+}
+
+static void release_span(ct_tensor *first, ct_tensor *last) {
+    for (ct_tensor *t = first; t <= last; t++) ct_tensor_release(t);
+}
+
+void ct_asr_weights_free(ct_asr_weights *w) {
+    if (!w) return;
+    if (w->enc)
+        for (int i = 0; i < w->hp.enc_layers; i++) release_span(&w->enc[i].ln_ff1_g, &w->enc[i].ln_out_b);
+    if (w->dec)
+        for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].fc2_b);
+    free(w->enc);
+    free(w->dec);
+    release_span(&w->c0_w, &w->sub_b);
+    release_span(&w->proj_w, &w->emb_ln_b);
+    release_span(&w->final_ln_g, &w->head_b);
+    memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,82 @@
+/* weights.h — the Cohere ASR model's parameters on a backend, loaded once
+ * from host tensors named as in MODEL.md (normalised NeMo names, no "model."
+ * prefix) through a lookup callback, so this module does not depend on where
+ * the tensors come from (checkpoint directory, test fixtures, GGUF later).
+ *
+ * Dense weights (every Linear and pointwise conv) are stored in the chosen
+ * weight dtype (f32, bf16 or f16); everything else in f32. BatchNorm is folded
+ * into the depthwise conv at load. Hyper-parameters come from the config and
+ * are cross-checked against every tensor's shape.
+ */
+#ifndef CT_ASR_WEIGHTS_H
+#define CT_ASR_WEIGHTS_H
+
+#include "compute/backend.h"
+
+typedef struct ct_asr_hparams {
+    int n_mels;       /* 128 */
+    int sub_channels; /* subsampling conv channels C */
+    int enc_layers, d_enc, enc_heads, enc_ff, conv_kernel;
+    int xscaling;     /* multiply subsampling output by sqrt(d_enc) */
+    int dec_layers, d_dec, dec_heads, dec_ff, max_pos;
+    int vocab;
+} ct_asr_hparams;
+
+/* A host tensor as the lookup callback returns it (data borrowed). */
+typedef struct ct_host_tensor {
+    ct_dtype dtype;
+    int ndim;
+    int64_t shape[8];
+    const void *data;
+    int file_backed; /* data is a read-only file mapping: its pages may be
+                        dropped (madvise) once converted, to bound peak RSS */
+} ct_host_tensor;
+
+/* Fill *out and return 1 when the tensor exists, 0 when it does not. */
+typedef int (*ct_weight_lookup_fn)(void *ctx, const char *name, ct_host_tensor *out);
+
+typedef struct ct_enc_layer {
+    ct_tensor ln_ff1_g, ln_ff1_b, ff1_w1, ff1_b1, ff1_w2, ff1_b2;
+    ct_tensor ln_att_g, ln_att_b, wq, bq, wk, bk, wv, bv, wo, bo, wpos, pos_u, pos_v;
+    ct_tensor ln_conv_g, ln_conv_b, pw1_w, pw1_b, dw_w, dw_b, pw2_w, pw2_b; /* dw: BN folded, (d,K) */
+    ct_tensor ln_ff2_g, ln_ff2_b, ff2_w1, ff2_b1, ff2_w2, ff2_b2;
+    ct_tensor ln_out_g, ln_out_b;
+} ct_enc_layer;
+
+typedef struct ct_dec_layer {
+    ct_tensor ln1_g, ln1_b, sq_w, sq_b, sk_w, sk_b, sv_w, sv_b, so_w, so_b;
+    ct_tensor ln2_g, ln2_b, cq_w, cq_b, ck_w, ck_b, cv_w, cv_b, co_w, co_b;
+    ct_tensor ln3_g, ln3_b, fc1_w, fc1_b, fc2_w, fc2_b;
+} ct_dec_layer;
+
+typedef struct ct_asr_weights {
+    ct_asr_hparams hp;
+    ct_dtype wdtype;
+    /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
+    ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
+    ct_enc_layer *enc; /* enc_layers */
+    ct_tensor proj_w, proj_b; /* (d_dec, d_enc) */
+    ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */
+    ct_dec_layer *dec; /* dec_layers */
+    ct_tensor final_ln_g, final_ln_b, head_w, head_b; /* head (V, d_dec) */
+    size_t bytes; /* resident parameter bytes */
+} ct_asr_weights;
+
+/* Load and convert every tensor; fails naming the tensor that is missing or
+ * has the wrong shape. wdtype: F32, BF16 or F16 for the dense weights. */
+ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
+                              ct_dtype wdtype, ct_asr_weights *out);
+void ct_asr_weights_free(ct_asr_weights *w);
+
+
+
+/* From an opened checkpoint (model/checkpoint.h): hyper-parameters from its
+ * completed config, tensors by normalised name (file pages dropped after
+ * conversion). Defined in asr/weights_checkpoint.c. */
+struct ct_checkpoint;
+struct ct_model_config;
+ct_status ct_asr_hparams_from_config(const struct ct_model_config *cfg, ct_asr_hparams *hp);
+ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
+                                         ct_asr_weights *out);
+
+#endif

@@ -1,0 +1,161 @@
+/* backend.h — the compute backend interface: memory, streams and the ops the
+ * Cohere ASR model needs, as one versioned table of function pointers.
+ *
+ * The model code (src/asr) is written once against ct_backend_* calls; each
+ * backend fills a ct_backend_ops table: "cpu-ref" (plain float32 reference
+ * loops, the definition of every op), "cpu" (OpenBLAS sgemm + OpenMP fast
+ * paths, bf16 weights converted per tile), and later "cuda" (src/compute/cuda,
+ * registered in backend.c under CT_HAVE_CUDA; src/asr never sees that macro).
+ *
+ * Conventions for every op:
+ * - outputs first, then inputs, weights, sizes; a shape comment per pointer;
+ * - activation pointers are float32 in backend memory (host memory on CPU);
+ * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it;
+ *   biases, norms and other small parameters are always f32);
+ * - integer side arrays (lengths, ids, slots) are host memory, small;
+ * - scratch comes from `ws`, an arena over backend memory that the op rewinds
+ *   before it returns; ops never allocate;
+ * - ops may run asynchronously on the backend's stream; to_host and
+ *   synchronize wait for them.
+ * The table only grows: new entries go at the end with a new version number.
+ */
+#ifndef CT_COMPUTE_BACKEND_H
+#define CT_COMPUTE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute/tensor.h"
+#include "core/arena.h"
+
+#define CT_BACKEND_VERSION 1
+
+typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
+
+typedef struct ct_backend ct_backend;
+
+typedef struct ct_backend_ops {
+    int version; /* CT_BACKEND_VERSION the table was written for */
+    const char *name;
+
+    /* ---- memory, streams ------------------------------------------------ */
+    ct_status (*alloc)(ct_backend *be, size_t bytes, void **ptr); /* 64-byte aligned */
+    void (*free)(ct_backend *be, void *ptr);
+    ct_status (*to_device)(ct_backend *be, void *dst, const void *src_host, size_t bytes);
+    ct_status (*to_host)(ct_backend *be, void *dst_host, const void *src, size_t bytes); /* waits */
+    ct_status (*copy)(ct_backend *be, void *dst, const void *src, size_t bytes);        /* device to device */
+    ct_status (*zero)(ct_backend *be, void *dst, size_t bytes);
+    ct_status (*synchronize)(ct_backend *be);
+    void *(*stream)(ct_backend *be); /* cudaStream_t for CUDA; NULL on CPU */
+    ct_status (*memory_info)(ct_backend *be, size_t *free_bytes, size_t *total_bytes);
+    int (*supports_weight)(ct_backend *be, ct_dtype dtype); /* matmul weight dtypes */
+    void (*destroy)(ct_backend *be);
+
+    /* ---- dense ----------------------------------------------------------- */
+    /* y = residual + alpha * act(x · wᵀ + b). residual and b may be NULL.
+     * residual may equal y only when act is NONE.
+     * y (M,N), x (M,K), w (N,K) tensor, b (N), residual (M,N). */
+    ct_status (*matmul)(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                        const float *residual, float alpha, ct_act act, int M, int N, int K,
+                        ct_arena *ws);
+    /* y = (x − mean) / sqrt(var + eps) · g + b per row, biased variance.
+     * y (M,D) may equal x (M,D); g, b (D). */
+    ct_status (*layer_norm)(ct_backend *be, float *y, const float *x, const float *g, const float *b,
+                            int M, int D, float eps);
+    /* In-place row softmax in float32, x (M,N); -inf entries become 0; a row
+     * of only -inf becomes all zeros. */
+    ct_status (*softmax)(ct_backend *be, float *x, int M, int N);
+    /* In place x = act(x), x (n). */
+    ct_status (*activate)(ct_backend *be, float *x, size_t n, ct_act act);
+    /* GLU over the last axis: y[m][c] = x[m][c] · sigmoid(x[m][D + c]).
+     * y (M,D), x (M,2D). */
+    ct_status (*glu)(ct_backend *be, float *y, const float *x, int M, int D);
+
+    /* ---- attention ------------------------------------------------------- */
+    /* Encoder relative-position MHSA core (Transformer-XL), per row b, head h:
+     *   score[i][j] = ((q_i + u_h)·k_j + (q_i + v_h)·p_{T−1−i+j}) / sqrt(Dh)
+     * keys j ≥ len[b] masked, softmax over j, out_i = Σ_j score·v_j; query rows
+     * i ≥ len[b] are written as zeros.
+     * out, q, k, v (B,T,H·Dh); p (2T−1, H·Dh) = linear_pos(pos_relative(T));
+     * u, vb (H,Dh); len (B) host. */
+    ct_status (*attn_relpos)(ct_backend *be, float *out, const float *q, const float *k, const float *v,
+                             const float *p, const float *u, const float *vb, const int *len, int B,
+                             int T, int H, int Dh, ct_arena *ws);
+    /* Copy n rows' S new K (or V) vectors into a cache at positions
+     * pos0..pos0+S−1 of the slots given: cache[slot[r]][pos0+s] = src[r][s].
+     * cache (slots, Smax, D); src (n,S,D); slot (n) host. */
+    ct_status (*kv_write)(ct_backend *be, float *cache, const float *src, const int *slot, int n, int S,
+                          int pos0, int Smax, int D);
+    /* Decoder causal self-attention over a KV cache. Query s of row r sits at
+     * position pos0+s and sees cache positions 0..pos0+s of slot[r].
+     * out, q (n,S,H·Dh); kc, vc (slots, Smax, H·Dh); slot (n) host. */
+    ct_status (*attn_causal)(ct_backend *be, float *out, const float *q, const float *kc,
+                             const float *vc, const int *slot, int n, int S, int pos0, int Smax, int H,
+                             int Dh, ct_arena *ws);
+    /* Decoder cross-attention: row r attends to the first enc_len[slot[r]]
+     * encoder frames of slot[r]. out, q (n,S,H·Dh); ek, ev (slots, Tenc,
+     * H·Dh); slot (n), enc_len (slots) host. */
+    ct_status (*attn_cross)(ct_backend *be, float *out, const float *q, const float *ek, const float *ev,
+                            const int *slot, const int *enc_len, int n, int S, int Tenc, int H, int Dh,
+                            ct_arena *ws);
+
+    /* ---- convolutions (subsampling layout (B, C, T, F)) ------------------- */
+    /* 3×3 stride-2 pad-1 conv from 1 channel to C, then act.
+     * y (B,C,To,Fo) with To = (T−1)/2+1, Fo = (F−1)/2+1; x (B,T,F); w (C,1,3,3) f32; b (C). */
+    ct_status (*conv2d_s2)(ct_backend *be, float *y, const float *x, const float *w, const float *b,
+                           int B, int C, int T, int F, ct_act act);
+    /* Depthwise 3×3 stride-2 pad-1 conv, then act. y (B,C,To,Fo); x (B,C,T,F); w (C,1,3,3); b (C). */
+    ct_status (*dwconv2d_s2)(ct_backend *be, float *y, const float *x, const float *w, const float *b,
+                             int B, int C, int T, int F, ct_act act);
+    /* Pointwise (1×1) conv over channels, then act: y[b][o][p] = act(Σ_i w[o][i] x[b][i][p] + b[o]).
+     * y (B,Co,P); x (B,Ci,P); w (Co,Ci) tensor; b (Co). */
+    ct_status (*conv_pointwise)(ct_backend *be, float *y, const float *x, const ct_tensor *w,
+                                const float *b, int B, int Ci, int Co, int P, ct_act act, ct_arena *ws);
+    /* Zero time steps t ≥ len[b]: x (B, C, T, F) with C = 1 for (B,T,F). len (B) host. */
+    ct_status (*mask_time)(ct_backend *be, float *x, const int *len, int B, int C, int T, int F);
+    /* (B,C,T,F) → (B,T,C·F), index c·F+f. */
+    ct_status (*flatten_ct)(ct_backend *be, float *y, const float *x, int B, int C, int T, int F);
+    /* Depthwise conv1d over time, kernel K, pad (K−1)/2, BatchNorm folded into
+     * w and b, then act. y, x (B,T,C); w (C,K); b (C). */
+    ct_status (*dwconv1d)(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                          int T, int C, int K, ct_act act);
+
+    /* ---- positions, embeddings, selection -------------------------------- */
+    /* Relative sinusoidal positions p = T−1 … −(T−1):
+     * y[k][2i] = sin(p_k · f_i), y[k][2i+1] = cos(p_k · f_i), f_i = 1/10000^(2i/D)
+     * in float32. y (2T−1, D). */
+    ct_status (*pos_relative)(ct_backend *be, float *y, int T, int D);
+    /* y[r] = tok[ids[r]] + pos[positions[r]]. y (n,D); ids, positions (n) host;
+     * tok (V,D), pos (P,D) tensors of any float dtype. */
+    ct_status (*embed)(ct_backend *be, float *y, const int32_t *ids, const int32_t *positions, int n,
+                       const ct_tensor *tok, const ct_tensor *pos, int D);
+    /* ids[r] = argmax_j x[r][j], ties to the lowest j. x (n,N); ids (n) host. */
+    ct_status (*argmax)(ct_backend *be, int32_t *ids, const float *x, int n, int N);
+} ct_backend_ops;
+
+struct ct_backend {
+    const ct_backend_ops *ops;
+    void *impl;  /* backend-private state */
+    int threads; /* CPU threads used (0 = OpenMP default) */
+};
+
+typedef struct ct_backend_options {
+    int threads;      /* CPU threads (0: OpenMP default) */
+    int device_index; /* CUDA device */
+} ct_backend_options;
+
+ct_backend_options ct_backend_default_options(void);
+
+/* name: "cpu" (fast paths), "cpu-ref" (reference ops only), "cuda". */
+ct_status ct_backend_create(const char *name, const ct_backend_options *opts, ct_backend **out);
+void ct_backend_free(ct_backend *be);
+
+/* The reference and fast CPU tables (for tests that compare ops). */
+const ct_backend_ops *ct_cpu_ref_ops(void);
+const ct_backend_ops *ct_cpu_fast_ops(void);
+
+/* An arena over `bytes` of backend memory (for activations and scratch). */
+ct_status ct_backend_arena_create(ct_backend *be, size_t bytes, ct_arena *out);
+void ct_backend_arena_free(ct_backend *be, ct_arena *a);
+
+#endif

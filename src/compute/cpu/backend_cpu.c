@@ -1,0 +1,97 @@
+/* backend_cpu.c — the CPU backends: host memory, no stream, and two op
+ * tables: "cpu-ref" (every op the plain reference) and "cpu" (fast paths for
+ * the heavy ops, reference for the rest). */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compute/cpu/cpu_fast.h"
+#include "compute/ref/ops_ref.h"
+
+static ct_status cpu_alloc(ct_backend *be, size_t bytes, void **ptr) {
+    *ptr = NULL;
+    size_t cap = (bytes + 63) / 64 * 64;
+    if (cap == 0) cap = 64;
+    if (posix_memalign(ptr, 64, cap) != 0) {
+        *ptr = NULL;
+        return ct_fail(CT_ERR_OOM, "cpu: cannot allocate %zu bytes", bytes);
+    }
+    return CT_OK;
+}
+static void cpu_free(ct_backend *be, void *ptr) { free(ptr); }
+static ct_status cpu_copy(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    if (bytes) memmove(dst, src, bytes);
+    return CT_OK;
+}
+static ct_status cpu_zero(ct_backend *be, void *dst, size_t bytes) {
+    if (bytes) memset(dst, 0, bytes);
+    return CT_OK;
+}
+static ct_status cpu_sync(ct_backend *be) { return CT_OK; }
+static void *cpu_stream(ct_backend *be) { return NULL; }
+static ct_status cpu_memory_info(ct_backend *be, size_t *free_b, size_t *total_b) {
+    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (total_b) *total_b = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0;
+    if (free_b) *free_b = avail > 0 && psz > 0 ? (size_t)avail * (size_t)psz : 0;
+    return CT_OK;
+}
+static int cpu_supports_weight(ct_backend *be, ct_dtype t) {
+    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16;
+}
+static void cpu_destroy(ct_backend *be) { free(be); }
+
+#define CT_CPU_COMMON                                                                           \
+    .version = CT_BACKEND_VERSION, .alloc = cpu_alloc, .free = cpu_free, .to_device = cpu_copy, \
+    .to_host = cpu_copy, .copy = cpu_copy, .zero = cpu_zero, .synchronize = cpu_sync,           \
+    .stream = cpu_stream, .memory_info = cpu_memory_info, .supports_weight = cpu_supports_weight, \
+    .destroy = cpu_destroy, .softmax = ct_ref_softmax, .kv_write = ct_ref_kv_write,             \
+    .mask_time = ct_ref_mask_time, .flatten_ct = ct_ref_flatten_ct,                             \
+    .pos_relative = ct_ref_pos_relative, .embed = ct_ref_embed, .argmax = ct_ref_argmax
+
+static const ct_backend_ops cpu_ref_ops = {
+    CT_CPU_COMMON,
+    .name = "cpu-ref",
+    .matmul = ct_ref_matmul,
+    .layer_norm = ct_ref_layer_norm,
+    .activate = ct_ref_activate,
+    .glu = ct_ref_glu,
+    .attn_relpos = ct_ref_attn_relpos,
+    .attn_causal = ct_ref_attn_causal,
+    .attn_cross = ct_ref_attn_cross,
+    .conv2d_s2 = ct_ref_conv2d_s2,
+    .dwconv2d_s2 = ct_ref_dwconv2d_s2,
+    .conv_pointwise = ct_ref_conv_pointwise,
+    .dwconv1d = ct_ref_dwconv1d,
+};
+
+static const ct_backend_ops cpu_fast_ops = {
+    CT_CPU_COMMON,
+    .name = "cpu",
+    .matmul = ct_cpu_matmul,
+    .layer_norm = ct_cpu_layer_norm,
+    .activate = ct_cpu_activate,
+    .glu = ct_cpu_glu,
+    .attn_relpos = ct_cpu_attn_relpos,
+    .attn_causal = ct_cpu_attn_causal,
+    .attn_cross = ct_cpu_attn_cross,
+    .conv2d_s2 = ct_cpu_conv2d_s2,
+    .dwconv2d_s2 = ct_cpu_dwconv2d_s2,
+    .conv_pointwise = ct_cpu_conv_pointwise,
+    .dwconv1d = ct_cpu_dwconv1d,
+};
+
+const ct_backend_ops *ct_cpu_ref_ops(void) { return &cpu_ref_ops; }
+const ct_backend_ops *ct_cpu_fast_ops(void) { return &cpu_fast_ops; }
+
+ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
+ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out) {
+    ct_backend *be = calloc(1, sizeof *be);
+    if (!be) return ct_fail(CT_ERR_OOM, "cpu backend");
+    be->ops = ops;
+    be->threads = opts->threads;
+    /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
+    if (opts->threads > 0) omp_set_num_threads(opts->threads);
+    *out = be;
+    return CT_OK;
+}

@@ -1,0 +1,85 @@
+/* cpu_elementwise.c — OpenMP versions of the cheap ops (layer norm,
+ * activations, GLU, the subsampling convolutions, depthwise conv1d). Each
+ * computes every element as its reference twin does, split across threads;
+ * SiLU and sigmoid use the vectorisable ct_fast_expf (≈2 ulp from libm), the
+ * rest equals the reference bit for bit. */
+#include <math.h>
+#include <stddef.h>
+
+#include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_math.h"
+#include "compute/ref/ops_ref.h"
+
+ct_status ct_cpu_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M,
+                            int D, float eps) {
+    // y (M,D), x (M,D), g (D), b (D)
+#pragma omp parallel for schedule(static) if (M > 4)
+    for (int m = 0; m < M; m++) ct_ref_layer_norm(be, y + (size_t)m * D, x + (size_t)m * D, g, b, 1, D, eps);
+    return CT_OK;
+}
+
+ct_status ct_cpu_activate(ct_backend *be, float *x, size_t n, ct_act act) {
+    // x (n)
+    if (act == CT_ACT_NONE) return CT_OK;
+    const size_t chunk = 4096;
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i += chunk)
+        ct_fast_bias_act(x + i, NULL, NULL, 1.0f, (int)act, (int)(n - i < chunk ? n - i : chunk));
+    return CT_OK;
+}
+
+ct_status ct_cpu_glu(ct_backend *be, float *y, const float *x, int M, int D) {
+    // y (M,D), x (M,2D)
+#pragma omp parallel for schedule(static) if (M > 4)
+    for (int m = 0; m < M; m++) {
+        const float *a = x + (size_t)m * 2 * D, *g = a + D;
+        float *yr = y + (size_t)m * D;
+#pragma omp simd
+        for (int c = 0; c < D; c++) yr[c] = a[c] * ct_fast_sigmoid(g[c]);
+    }
+    return CT_OK;
+}
+
+ct_status ct_cpu_conv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                           int C, int T, int F, ct_act act) {
+    // y (B,C,To,Fo), x (B,T,F), w (C,1,3,3), b (C)
+    const int To = (T - 1) / 2 + 1, Fo = (F - 1) / 2 + 1;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int bb = 0; bb < B; bb++)
+        for (int c = 0; c < C; c++)
+            ct_ref_conv2d_s2(be, y + ((size_t)bb * C + c) * To * Fo, x + (size_t)bb * T * F, w + (size_t)c * 9,
+                             b ? b + c : NULL, 1, 1, T, F, act);
+    return CT_OK;
+}
+
+ct_status ct_cpu_dwconv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b,
+                             int B, int C, int T, int F, ct_act act) {
+    // y (B,C,To,Fo), x (B,C,T,F), w (C,1,3,3), b (C)
+    const int To = (T - 1) / 2 + 1, Fo = (F - 1) / 2 + 1;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int bb = 0; bb < B; bb++)
+        for (int c = 0; c < C; c++)
+            ct_ref_dwconv2d_s2(be, y + ((size_t)bb * C + c) * To * Fo, x + ((size_t)bb * C + c) * T * F,
+                               w + (size_t)c * 9, b ? b + c : NULL, 1, 1, T, F, act);
+    return CT_OK;
+}
+
+ct_status ct_cpu_dwconv1d(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                          int T, int C, int K, ct_act act) {
+    // y (B,T,C), x (B,T,C), w (C,K), b (C)
+    const int pad = (K - 1) / 2;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int bb = 0; bb < B; bb++)
+        for (int t = 0; t < T; t++) {
+            float *yr = y + ((size_t)bb * T + t) * C;
+            for (int c = 0; c < C; c++) yr[c] = b ? b[c] : 0.0f;
+            for (int k = 0; k < K; k++) {
+                int ti = t - pad + k;
+                if (ti < 0 || ti >= T) continue;
+                const float *xr = x + ((size_t)bb * T + ti) * C;
+                for (int c = 0; c < C; c++) yr[c] += w[(size_t)c * K + k] * xr[c];
+            }
+            ct_fast_bias_act(yr, NULL, NULL, 1.0f, (int)act, C);
+        }
+    return CT_OK;
+}

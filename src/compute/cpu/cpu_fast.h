@@ -1,0 +1,32 @@
+/* cpu_fast.h — the fast CPU paths (OpenBLAS sgemm/sgemv + OpenMP) that the
+ * "cpu" backend table uses in place of the reference ops; each is tested
+ * against its ct_ref_* twin in tests/unit/test_compute.c. */
+#ifndef CT_COMPUTE_CPU_FAST_H
+#define CT_COMPUTE_CPU_FAST_H
+
+#include "compute/backend.h"
+
+ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                        const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                                int B, int Ci, int Co, int P, ct_act act, ct_arena *ws);
+ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,
+                             const float *p, const float *u, const float *vb, const int *len, int B, int T,
+                             int H, int Dh, ct_arena *ws);
+ct_status ct_cpu_attn_causal(ct_backend *be, float *out, const float *q, const float *kc, const float *vc,
+                             const int *slot, int n, int S, int pos0, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_cpu_attn_cross(ct_backend *be, float *out, const float *q, const float *ek, const float *ev,
+                            const int *slot, const int *enc_len, int n, int S, int Tenc, int H, int Dh,
+                            ct_arena *ws);
+ct_status ct_cpu_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M,
+                            int D, float eps);
+ct_status ct_cpu_activate(ct_backend *be, float *x, size_t n, ct_act act);
+ct_status ct_cpu_glu(ct_backend *be, float *y, const float *x, int M, int D);
+ct_status ct_cpu_conv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                           int C, int T, int F, ct_act act);
+ct_status ct_cpu_dwconv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b,
+                             int B, int C, int T, int F, ct_act act);
+ct_status ct_cpu_dwconv1d(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                          int T, int C, int K, ct_act act);
+
+#endif

@@ -1,0 +1,98 @@
+/* cpu_matmul.c — dense layers on OpenBLAS sgemm with the epilogue
+ * y = residual + alpha·act(x·wᵀ + b). f32 weights go straight to one threaded
+ * sgemm; bf16/f16 weights are widened to f32 one block of output features at
+ * a time (per thread, from the workspace) so resident memory stays halved. */
+#include <cblas.h>
+#include <omp.h>
+#include <string.h>
+
+#include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_math.h"
+#include "compute/ref/ops_ref.h"
+
+#define CT_WBLOCK 64 /* output features widened per tile (64 × K floats) */
+
+/* y = alpha·act(y + b) + residual (or y += alpha·b when the GEMM already
+ * accumulated into the residual). */
+static void epilogue(float *y, const float *b, const float *residual, float alpha, ct_act act, int M, int N,
+                     int accumulated) {
+#pragma omp parallel for schedule(static) if ((size_t)M * N > 16384)
+    for (int m = 0; m < M; m++) {
+        float *yr = y + (size_t)m * N;
+        if (accumulated) {
+            if (b)
+                for (int n = 0; n < N; n++) yr[n] += alpha * b[n];
+            continue;
+        }
+        ct_fast_bias_act(yr, b, residual ? residual + (size_t)m * N : NULL, alpha, (int)act, N);
+    }
+}
+
+ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                        const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    // y (M,N), x (M,K), w (N,K), b (N), residual (M,N)
+    if (ct_tensor_numel(w) != (int64_t)N * K)
+        return ct_fail(CT_ERR_INVALID_ARG, "matmul: weight has %lld elements, want %d x %d",
+                       (long long)ct_tensor_numel(w), N, K);
+    if (residual == y && act != CT_ACT_NONE)
+        return ct_fail(CT_ERR_INVALID_ARG, "matmul: residual aliases y with an activation");
+    if (M == 0 || N == 0) return CT_OK;
+    /* With a residual and no activation, accumulate into y (beta = 1). */
+    int accumulate = residual && act == CT_ACT_NONE;
+    if (accumulate && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
+    float gemm_alpha = accumulate ? alpha : 1.0f;
+    float beta = accumulate ? 1.0f : 0.0f;
+    if (w->dtype == CT_DTYPE_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, gemm_alpha, x, K, w->data, K, beta, y, N);
+    } else if (w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16) {
+        int nth = omp_get_max_threads();
+        size_t mark = ct_arena_mark(ws);
+        float *tiles = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * CT_WBLOCK * K);
+        if (!tiles) return CT_ERR_OOM;
+        int nblocks = (N + CT_WBLOCK - 1) / CT_WBLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+        for (int blk = 0; blk < nblocks; blk++) {
+            float *tile = tiles + (size_t)omp_get_thread_num() * CT_WBLOCK * K;
+            int n0 = blk * CT_WBLOCK, nb = N - n0 < CT_WBLOCK ? N - n0 : CT_WBLOCK;
+            const uint16_t *src = (const uint16_t *)w->data + (size_t)n0 * K;
+            ct_convert_to_f32(tile, src, w->dtype, (size_t)nb * K);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nb, K, gemm_alpha, x, K, tile, K, beta,
+                        y + n0, N);
+        }
+        ct_arena_rewind(ws, mark);
+    } else {
+        return ct_fail(CT_ERR_UNSUPPORTED, "matmul: weight dtype %s", ct_dtype_name(w->dtype));
+    }
+    epilogue(y, b, residual, alpha, act, M, N, accumulate);
+    return CT_OK;
+}
+
+ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                                int B, int Ci, int Co, int P, ct_act act, ct_arena *ws) {
+    // y (B,Co,P), x (B,Ci,P), w (Co,Ci), b (Co)
+    if (ct_tensor_numel(w) != (int64_t)Co * Ci)
+        return ct_fail(CT_ERR_INVALID_ARG, "conv_pointwise: weight has %lld elements, want %d x %d",
+                       (long long)ct_tensor_numel(w), Co, Ci);
+    size_t mark = ct_arena_mark(ws);
+    const float *W = w->data;
+    if (w->dtype != CT_DTYPE_F32) {
+        float *wf = ct_arena_alloc(ws, sizeof(float) * (size_t)Co * Ci);
+        if (!wf) return CT_ERR_OOM;
+        CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
+        W = wf;
+    }
+    for (int bb = 0; bb < B; bb++) {
+        float *yb = y + (size_t)bb * Co * P;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Co, P, Ci, 1.0f, W, Ci, x + (size_t)bb * Ci * P, P,
+                    0.0f, yb, P);
+#pragma omp parallel for schedule(static)
+        for (int o = 0; o < Co; o++) {
+            float bo = b ? b[o] : 0.0f;
+            float *r = yb + (size_t)o * P;
+            for (int p = 0; p < P; p++) r[p] += bo;
+            ct_fast_bias_act(r, NULL, NULL, 1.0f, (int)act, P);
+        }
+    }
+    ct_arena_rewind(ws, mark);
+    return CT_OK;
+}

@@ -1,0 +1,55 @@
+/* ops_ref.h — the plain float32 reference implementation of every op of
+ * compute/backend.h: obvious loops, no BLAS, no intrinsics. They define what
+ * each op computes; the fast CPU paths and the CUDA kernels are tested
+ * against them. Signatures and shapes are those of ct_backend_ops.
+ */
+#ifndef CT_COMPUTE_REF_OPS_REF_H
+#define CT_COMPUTE_REF_OPS_REF_H
+
+#include <math.h>
+
+#include "compute/backend.h"
+
+/* Float value of weight element i (any float dtype). */
+float ct_ref_weight_at(const ct_tensor *w, size_t i);
+static inline float ct_ref_act(float x, ct_act act) {
+    switch (act) {
+    case CT_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case CT_ACT_SILU: return x / (1.0f + expf(-x));
+    default: return x;
+    }
+}
+
+ct_status ct_ref_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                        const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+ct_status ct_ref_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M,
+                            int D, float eps);
+ct_status ct_ref_softmax(ct_backend *be, float *x, int M, int N);
+ct_status ct_ref_activate(ct_backend *be, float *x, size_t n, ct_act act);
+ct_status ct_ref_glu(ct_backend *be, float *y, const float *x, int M, int D);
+ct_status ct_ref_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,
+                             const float *p, const float *u, const float *vb, const int *len, int B, int T,
+                             int H, int Dh, ct_arena *ws);
+ct_status ct_ref_kv_write(ct_backend *be, float *cache, const float *src, const int *slot, int n, int S,
+                          int pos0, int Smax, int D);
+ct_status ct_ref_attn_causal(ct_backend *be, float *out, const float *q, const float *kc, const float *vc,
+                             const int *slot, int n, int S, int pos0, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_ref_attn_cross(ct_backend *be, float *out, const float *q, const float *ek, const float *ev,
+                            const int *slot, const int *enc_len, int n, int S, int Tenc, int H, int Dh,
+                            ct_arena *ws);
+ct_status ct_ref_conv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                           int C, int T, int F, ct_act act);
+ct_status ct_ref_dwconv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b,
+                             int B, int C, int T, int F, ct_act act);
+ct_status ct_ref_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                                int B, int Ci, int Co, int P, ct_act act, ct_arena *ws);
+ct_status ct_ref_mask_time(ct_backend *be, float *x, const int *len, int B, int C, int T, int F);
+ct_status ct_ref_flatten_ct(ct_backend *be, float *y, const float *x, int B, int C, int T, int F);
+ct_status ct_ref_dwconv1d(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
+                          int T, int C, int K, ct_act act);
+ct_status ct_ref_pos_relative(ct_backend *be, float *y, int T, int D);
+ct_status ct_ref_embed(ct_backend *be, float *y, const int32_t *ids, const int32_t *positions, int n,
+                       const ct_tensor *tok, const ct_tensor *pos, int D);
+ct_status ct_ref_argmax(ct_backend *be, int32_t *ids, const float *x, int n, int N);
+
+#endif

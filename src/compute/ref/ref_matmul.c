@@ -1,0 +1,59 @@
+/* ref_matmul.c — reference dense layer y = residual + alpha·act(x·wᵀ + b) and
+ * the pointwise conv, as plain loops over float32 (weights of any float dtype
+ * are widened element by element). Accumulates in float like the fast path. */
+#include <math.h>
+
+#include "compute/ref/ops_ref.h"
+
+float ct_ref_weight_at(const ct_tensor *w, size_t i) {
+    switch (w->dtype) {
+    case CT_DTYPE_F32: return ((const float *)w->data)[i];
+    case CT_DTYPE_BF16: return ct_bf16_to_f32(((const uint16_t *)w->data)[i]);
+    case CT_DTYPE_F16: return ct_f16_to_f32(((const uint16_t *)w->data)[i]);
+    default: return NAN;
+    }
+}
+
+static ct_status check_weight(const ct_tensor *w, int64_t n_out, int64_t n_in, const char *op) {
+    if (w->dtype != CT_DTYPE_F32 && w->dtype != CT_DTYPE_BF16 && w->dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_UNSUPPORTED, "%s: weight dtype %s", op, ct_dtype_name(w->dtype));
+    if (ct_tensor_numel(w) != n_out * n_in)
+        return ct_fail(CT_ERR_INVALID_ARG, "%s: weight has %lld elements, want %lld x %lld", op,
+                       (long long)ct_tensor_numel(w), (long long)n_out, (long long)n_in);
+    return CT_OK;
+}
+
+ct_status ct_ref_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                        const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    // y (M,N), x (M,K), w (N,K), b (N), residual (M,N)
+    CT_TRY(check_weight(w, N, K, "matmul"));
+    if (residual == y && act != CT_ACT_NONE)
+        return ct_fail(CT_ERR_INVALID_ARG, "matmul: residual aliases y with an activation");
+    for (int m = 0; m < M; m++) {
+        for (int n = 0; n < N; n++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) acc += x[(size_t)m * K + k] * ct_ref_weight_at(w, (size_t)n * K + k);
+            if (b) acc += b[n];
+            float r = alpha * ct_ref_act(acc, act);
+            if (residual) r += residual[(size_t)m * N + n];
+            y[(size_t)m * N + n] = r;
+        }
+    }
+    return CT_OK;
+}
+
+ct_status ct_ref_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                                int B, int Ci, int Co, int P, ct_act act, ct_arena *ws) {
+    // y (B,Co,P), x (B,Ci,P), w (Co,Ci), b (Co)
+    CT_TRY(check_weight(w, Co, Ci, "conv_pointwise"));
+    for (int bb = 0; bb < B; bb++)
+        for (int o = 0; o < Co; o++)
+            for (int p = 0; p < P; p++) {
+                float acc = 0.0f;
+                for (int i = 0; i < Ci; i++)
+                    acc += ct_ref_weight_at(w, (size_t)o * Ci + i) * x[((size_t)bb * Ci + i) * P + p];
+                if (b) acc += b[o];
+                y[((size_t)bb * Co + o) * P + p] = ct_ref_act(acc, act);
+            }
+    return CT_OK;
+}

@@ -1,0 +1,50 @@
+/* tensor.h — a typed, shaped block of backend memory.
+ *
+ * A ct_tensor names memory that lives on one backend (host memory for the CPU
+ * backend, device memory for CUDA): element type per tensor (f32, f16, bf16,
+ * i32, i64), up to 4 dimensions, and whether it owns its buffer. Weights are
+ * ct_tensors converted once at load (ct_tensor_upload); activations are plain
+ * float pointers carved from a per-batch arena over backend memory, because
+ * the ops below take raw pointers with explicit sizes (llm.c style).
+ */
+#ifndef CT_COMPUTE_TENSOR_H
+#define CT_COMPUTE_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+#define CT_TENSOR_MAX_DIMS 4
+
+struct ct_backend;
+
+typedef struct ct_tensor {
+    ct_dtype dtype;
+    int ndim;
+    int64_t shape[CT_TENSOR_MAX_DIMS];
+    void *data;              /* backend memory; NULL for an empty tensor */
+    size_t nbytes;
+    struct ct_backend *owner; /* set when this tensor owns data (freed by ct_tensor_release) */
+} ct_tensor;
+
+/* Elements (product of the shape; 1 for ndim 0). */
+int64_t ct_tensor_numel(const ct_tensor *t);
+
+/* Allocate an uninitialised tensor on a backend. */
+ct_status ct_tensor_alloc(struct ct_backend *be, ct_dtype dtype, int ndim, const int64_t *shape,
+                          ct_tensor *out);
+
+/* Convert host data of type src_dtype (f32/f16/bf16) to dtype (f32/f16/bf16)
+ * and place it on the backend; for the conversion done once at load. */
+ct_status ct_tensor_upload(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype,
+                           int ndim, const int64_t *shape, ct_tensor *out);
+
+/* Free an owned tensor's memory and clear it; no-op on NULL or a view. */
+void ct_tensor_release(ct_tensor *t);
+
+/* Convert n elements of f32/f16/bf16 to float32 (host memory). */
+ct_status ct_convert_to_f32(float *dst, const void *src, ct_dtype src_dtype, size_t n);
+
+#endif

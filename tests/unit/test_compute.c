@@ -1,0 +1,362 @@
+/* test_compute.c — the compute layer: every fast CPU op against its float32
+ * reference on random inputs (odd sizes included), the reference's rel-shift
+ * against a literal pad/view/slice transcription of the reference code, and
+ * bf16/f16 weight handling. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute/backend.h"
+#include "compute/cpu/cpu_math.h"
+#include "compute/ref/ops_ref.h"
+#include "testutil.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+static float frand(void) { /* uniform in [-1, 1) */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((rng_state >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+static float *rnd(size_t n) {
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) p[i] = frand();
+    return p;
+}
+
+typedef struct fixture {
+    ct_backend *ref, *fast;
+    ct_arena ws;
+} fixture;
+
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof *f);
+    if (ct_backend_create("cpu-ref", NULL, &f->ref) || ct_backend_create("cpu", NULL, &f->fast)) return -1;
+    if (ct_backend_arena_create(f->fast, 64u << 20, &f->ws)) return -1;
+    *state = f;
+    return 0;
+}
+static int teardown(void **state) {
+    fixture *f = *state;
+    ct_backend_arena_free(f->fast, &f->ws);
+    ct_backend_free(f->ref);
+    ct_backend_free(f->fast);
+    free(f);
+    return 0;
+}
+
+static ct_tensor weight(fixture *f, ct_dtype dt, const float *w, int64_t n, int64_t k) {
+    ct_tensor t;
+    int64_t shape[2] = {n, k};
+    ct_status s = ct_tensor_upload(f->fast, dt, w, CT_DTYPE_F32, 2, shape, &t);
+    assert_int_equal(s, CT_OK);
+    return t;
+}
+
+#define CHECK_CLOSE(a, b, n, tol)                                                                   \
+    do {                                                                                            \
+        double e_ = ct_rel_l2((a), (b), (n));                                                       \
+        if (!(e_ <= (tol))) fail_msg("%s vs %s: relative L2 %.3g > %.3g", #a, #b, e_, (double)(tol)); \
+    } while (0)
+
+static void test_matmul(void **state) {
+    fixture *f = *state;
+    const int sizes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {64, 130, 96}, {1, 200, 129}};
+    const ct_dtype dts[] = {CT_DTYPE_F32, CT_DTYPE_BF16, CT_DTYPE_F16};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int di = 0; di < 3; di++)
+            for (int mode = 0; mode < 4; mode++) {
+                int M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+                float *x = rnd((size_t)M * K), *w = rnd((size_t)N * K), *b = rnd(N), *r = rnd((size_t)M * N);
+                float *y1 = rnd((size_t)M * N), *y2 = rnd((size_t)M * N);
+                ct_tensor wt = weight(f, dts[di], w, N, K);
+                ct_act act = mode == 1 ? CT_ACT_RELU : mode == 2 ? CT_ACT_SILU : CT_ACT_NONE;
+                const float *res = mode == 3 ? r : mode == 2 ? r : NULL;
+                float alpha = mode == 3 ? 0.5f : 1.0f;
+                CT_ASSERT_OK(ct_ref_matmul(f->ref, y1, x, &wt, mode == 0 ? NULL : b, res, alpha, act, M, N, K, &f->ws));
+                CT_ASSERT_OK(f->fast->ops->matmul(f->fast, y2, x, &wt, mode == 0 ? NULL : b, res, alpha, act, M, N, K,
+                                                  &f->ws));
+                CHECK_CLOSE(y2, y1, (size_t)M * N, 1e-5);
+                if (mode == 3) { /* residual aliasing y */
+                    memcpy(y2, r, sizeof(float) * M * N);
+                    CT_ASSERT_OK(f->fast->ops->matmul(f->fast, y2, x, &wt, b, y2, alpha, act, M, N, K, &f->ws));
+                    CHECK_CLOSE(y2, y1, (size_t)M * N, 1e-5);
+                }
+                /* bf16 weights are what the reference sees: compare against widened f32 too */
+                if (dts[di] == CT_DTYPE_BF16) {
+                    float *wf = malloc(sizeof(float) * N * K);
+                    CT_ASSERT_OK(ct_convert_to_f32(wf, wt.data, wt.dtype, (size_t)N * K));
+                    ct_tensor wft = weight(f, CT_DTYPE_F32, wf, N, K);
+                    CT_ASSERT_OK(ct_ref_matmul(f->ref, y1, x, &wft, mode == 0 ? NULL : b, res, alpha, act, M, N, K, &f->ws));
+                    CHECK_CLOSE(y2, y1, (size_t)M * N, 1e-5);
+                    ct_tensor_release(&wft);
+                    free(wf);
+                }
+                ct_tensor_release(&wt);
+                free(x), free(w), free(b), free(r), free(y1), free(y2);
+            }
+    assert_int_equal(f->ws.used, 0);
+}
+
+static void test_matmul_known_values(void **state) {
+    fixture *f = *state;
+    /* y = r + 0.5 * relu(x·wᵀ + b) with x = [1 2], w = [[1 0],[0 1],[1 1]], b = [0,-3,1], r = 1 */
+    float x[2] = {1, 2}, w[6] = {1, 0, 0, 1, 1, 1}, b[3] = {0, -3, 1}, r[3] = {1, 1, 1}, y[3];
+    ct_tensor wt = weight(f, CT_DTYPE_F32, w, 3, 2);
+    for (int be = 0; be < 2; be++) {
+        ct_backend *B = be ? f->fast : f->ref;
+        CT_ASSERT_OK(B->ops->matmul(B, y, x, &wt, b, r, 0.5f, CT_ACT_RELU, 1, 3, 2, &f->ws));
+        assert_float_equal(y[0], 1.5f, 1e-6);
+        assert_float_equal(y[1], 1.0f, 1e-6);
+        assert_float_equal(y[2], 3.0f, 1e-6);
+    }
+    ct_tensor_release(&wt);
+}
+
+/* Literal transcription of the reference: bd_full (T, 2T-1) → pad one zero
+ * column left → view (2T, T) → drop first row → view (T, 2T-1) → keep T cols. */
+static void rel_shift_literal(float *bd, const float *full, int T) {
+    int P = 2 * T - 1;
+    float *pad = calloc((size_t)T * (P + 1), sizeof(float));
+    for (int i = 0; i < T; i++)
+        for (int k = 0; k < P; k++) pad[(size_t)i * (P + 1) + 1 + k] = full[(size_t)i * P + k];
+    const float *flat = pad + T; /* viewed as (2T, T), drop first row of T */
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) bd[(size_t)i * T + j] = flat[(size_t)i * P + j];
+    free(pad);
+}
+
+static void test_attn_relpos(void **state) {
+    fixture *f = *state;
+    const int cases[][4] = {{1, 5, 1, 3}, {2, 7, 2, 4}, {3, 13, 4, 8}, {2, 40, 3, 5}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int B = cases[c][0], T = cases[c][1], H = cases[c][2], Dh = cases[c][3], D = H * Dh;
+        size_t n = (size_t)B * T * D;
+        float *q = rnd(n), *k = rnd(n), *v = rnd(n), *p = rnd((size_t)(2 * T - 1) * D), *u = rnd(D), *vb = rnd(D);
+        float *o1 = rnd(n), *o2 = rnd(n), *o3 = calloc(n, sizeof(float));
+        int len[3] = {T, T > 3 ? T - 3 : 1, T / 2 + 1};
+        CT_ASSERT_OK(ct_ref_attn_relpos(f->ref, o1, q, k, v, p, u, vb, len, B, T, H, Dh, &f->ws));
+        CT_ASSERT_OK(f->fast->ops->attn_relpos(f->fast, o2, q, k, v, p, u, vb, len, B, T, H, Dh, &f->ws));
+        CHECK_CLOSE(o2, o1, n, 1e-5);
+        /* independent literal computation */
+        float *full = malloc(sizeof(float) * T * (2 * T - 1)), *bd = malloc(sizeof(float) * T * T);
+        float *s = malloc(sizeof(float) * T);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                for (int i = 0; i < T; i++)
+                    for (int kk = 0; kk < 2 * T - 1; kk++) {
+                        double a = 0;
+                        for (int d = 0; d < Dh; d++)
+                            a += (q[((size_t)b * T + i) * D + h * Dh + d] + vb[h * Dh + d]) * p[(size_t)kk * D + h * Dh + d];
+                        full[(size_t)i * (2 * T - 1) + kk] = (float)a;
+                    }
+                rel_shift_literal(bd, full, T);
+                for (int i = 0; i < len[b]; i++) {
+                    for (int j = 0; j < T; j++) {
+                        double a = 0;
+                        for (int d = 0; d < Dh; d++)
+                            a += (q[((size_t)b * T + i) * D + h * Dh + d] + u[h * Dh + d]) * k[((size_t)b * T + j) * D + h * Dh + d];
+                        s[j] = j < len[b] ? (float)((a + bd[(size_t)i * T + j]) / sqrt(Dh)) : -INFINITY;
+                    }
+                    ct_ref_softmax(NULL, s, 1, T);
+                    for (int d = 0; d < Dh; d++) {
+                        double a = 0;
+                        for (int j = 0; j < T; j++) a += s[j] * v[((size_t)b * T + j) * D + h * Dh + d];
+                        o3[((size_t)b * T + i) * D + h * Dh + d] = (float)a;
+                    }
+                }
+            }
+        CHECK_CLOSE(o1, o3, n, 1e-5);
+        /* padded query rows are zeros */
+        for (int b = 0; b < B; b++)
+            for (int i = len[b]; i < T; i++)
+                for (int d = 0; d < D; d++) {
+                    assert_true(o1[((size_t)b * T + i) * D + d] == 0.0f);
+                    assert_true(o2[((size_t)b * T + i) * D + d] == 0.0f);
+                }
+        free(full), free(bd), free(s);
+        free(q), free(k), free(v), free(p), free(u), free(vb), free(o1), free(o2), free(o3);
+    }
+    assert_int_equal(f->ws.used, 0);
+}
+
+static void test_decoder_attention(void **state) {
+    fixture *f = *state;
+    const int cases[][5] = {{1, 1, 0, 1, 4}, {3, 1, 9, 2, 8}, {2, 10, 0, 4, 16}, {4, 3, 5, 3, 7}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int n = cases[c][0], S = cases[c][1], pos0 = cases[c][2], H = cases[c][3], Dh = cases[c][4], D = H * Dh;
+        int slots = n + 2, Smax = pos0 + S + 3, Tenc = 11;
+        int slot[4] = {2, 0, 4, 1}, enc_len[6] = {11, 5, 1, 8, 3, 11};
+        float *q = rnd((size_t)n * S * D), *kc = rnd((size_t)slots * Smax * D), *vc = rnd((size_t)slots * Smax * D);
+        float *ek = rnd((size_t)slots * Tenc * D), *ev = rnd((size_t)slots * Tenc * D);
+        float *o1 = rnd((size_t)n * S * D), *o2 = rnd((size_t)n * S * D);
+        CT_ASSERT_OK(ct_ref_attn_causal(f->ref, o1, q, kc, vc, slot, n, S, pos0, Smax, H, Dh, &f->ws));
+        CT_ASSERT_OK(f->fast->ops->attn_causal(f->fast, o2, q, kc, vc, slot, n, S, pos0, Smax, H, Dh, &f->ws));
+        CHECK_CLOSE(o2, o1, (size_t)n * S * D, 1e-5);
+        CT_ASSERT_OK(ct_ref_attn_cross(f->ref, o1, q, ek, ev, slot, enc_len, n, S, Tenc, H, Dh, &f->ws));
+        CT_ASSERT_OK(f->fast->ops->attn_cross(f->fast, o2, q, ek, ev, slot, enc_len, n, S, Tenc, H, Dh, &f->ws));
+        CHECK_CLOSE(o2, o1, (size_t)n * S * D, 1e-5);
+        /* a cross-attention row whose encoder has one frame returns that frame's value */
+        if (c == 1) {
+            for (int d = 0; d < D; d++) assert_float_equal(o1[(size_t)0 * D + d], ev[(size_t)2 * Tenc * D + d], 1e-6);
+        }
+        /* causal: the first query at position 0 sees only key 0 */
+        if (pos0 == 0)
+            for (int d = 0; d < D; d++) {
+                CT_ASSERT_OK(ct_ref_attn_causal(f->ref, o1, q, kc, vc, slot, n, S, pos0, Smax, H, Dh, &f->ws));
+                assert_float_equal(o1[d], vc[(size_t)slot[0] * Smax * D + d], 1e-6);
+            }
+        free(q), free(kc), free(vc), free(ek), free(ev), free(o1), free(o2);
+    }
+    /* kv_write places rows at their slots and positions */
+    float cache[2 * 4 * 3] = {0}, src[2 * 2 * 3];
+    for (int i = 0; i < 12; i++) src[i] = (float)(i + 1);
+    int slot[2] = {1, 0};
+    CT_ASSERT_OK(ct_ref_kv_write(f->ref, cache, src, slot, 2, 2, 1, 4, 3));
+    assert_true(cache[(1 * 4 + 1) * 3 + 0] == 1.0f && cache[(1 * 4 + 2) * 3 + 2] == 6.0f);
+    assert_true(cache[(0 * 4 + 1) * 3 + 0] == 7.0f && cache[(0 * 4 + 0) * 3 + 0] == 0.0f);
+    CT_ASSERT_STATUS(ct_ref_kv_write(f->ref, cache, src, slot, 2, 2, 3, 4, 3), CT_ERR_INVALID_ARG);
+}
+
+static void test_convs_and_elementwise(void **state) {
+    fixture *f = *state;
+    const int dims[][4] = {{1, 3, 9, 8}, {2, 5, 17, 13}, {2, 4, 6, 128}};
+    for (size_t c = 0; c < 3; c++) {
+        int B = dims[c][0], C = dims[c][1], T = dims[c][2], F = dims[c][3];
+        int To = (T - 1) / 2 + 1, Fo = (F - 1) / 2 + 1;
+        float *x1 = rnd((size_t)B * T * F), *xc = rnd((size_t)B * C * T * F), *w = rnd((size_t)C * 9), *b = rnd(C);
+        size_t no = (size_t)B * C * To * Fo;
+        float *y1 = rnd(no), *y2 = rnd(no);
+        CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, y1, x1, w, b, B, C, T, F, CT_ACT_RELU));
+        CT_ASSERT_OK(f->fast->ops->conv2d_s2(f->fast, y2, x1, w, b, B, C, T, F, CT_ACT_RELU));
+        assert_memory_equal(y1, y2, no * sizeof(float));
+        CT_ASSERT_OK(ct_ref_dwconv2d_s2(f->ref, y1, xc, w, b, B, C, T, F, CT_ACT_NONE));
+        CT_ASSERT_OK(f->fast->ops->dwconv2d_s2(f->fast, y2, xc, w, b, B, C, T, F, CT_ACT_NONE));
+        assert_memory_equal(y1, y2, no * sizeof(float));
+        /* one output of conv2d by hand: y[0][0][1][1] uses x rows 1..3, cols 1..3 */
+        CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, y1, x1, w, b, B, C, T, F, CT_ACT_NONE));
+        float acc = b[0];
+        for (int dt = 0; dt < 3; dt++)
+            for (int df = 0; df < 3; df++) acc += w[dt * 3 + df] * x1[(1 + dt) * F + 1 + df];
+        assert_float_equal(y1[1 * Fo + 1], acc, 1e-5);
+        /* pointwise conv */
+        int Co = C + 2;
+        float *wp = rnd((size_t)Co * C), *bp = rnd(Co), *p1 = rnd((size_t)B * Co * T * F), *p2 = rnd((size_t)B * Co * T * F);
+        ct_tensor wt = weight(f, CT_DTYPE_BF16, wp, Co, C);
+        CT_ASSERT_OK(ct_ref_conv_pointwise(f->ref, p1, xc, &wt, bp, B, C, Co, T * F, CT_ACT_RELU, &f->ws));
+        CT_ASSERT_OK(f->fast->ops->conv_pointwise(f->fast, p2, xc, &wt, bp, B, C, Co, T * F, CT_ACT_RELU, &f->ws));
+        CHECK_CLOSE(p2, p1, (size_t)B * Co * T * F, 1e-5);
+        ct_tensor_release(&wt);
+        /* depthwise conv1d over (B, T, C) with K = 9 */
+        float *w9 = rnd((size_t)F * 9), *bb = rnd(F), *d1 = rnd((size_t)B * T * F), *d2 = rnd((size_t)B * T * F);
+        CT_ASSERT_OK(ct_ref_dwconv1d(f->ref, d1, x1, w9, bb, B, T, F, 9, CT_ACT_SILU));
+        CT_ASSERT_OK(f->fast->ops->dwconv1d(f->fast, d2, x1, w9, bb, B, T, F, 9, CT_ACT_SILU));
+        CHECK_CLOSE(d2, d1, (size_t)B * T * F, 1e-6);
+        /* layer norm, GLU */
+        float *g = rnd(F), *lb = rnd(F);
+        CT_ASSERT_OK(ct_ref_layer_norm(f->ref, d1, x1, g, lb, B * T, F, 1e-5f));
+        CT_ASSERT_OK(f->fast->ops->layer_norm(f->fast, d2, x1, g, lb, B * T, F, 1e-5f));
+        assert_memory_equal(d1, d2, sizeof(float) * B * T * F);
+        CT_ASSERT_OK(ct_ref_glu(f->ref, d1, x1, B * T, F / 2));
+        CT_ASSERT_OK(f->fast->ops->glu(f->fast, d2, x1, B * T, F / 2));
+        CHECK_CLOSE(d2, d1, (size_t)B * T * (F / 2), 1e-6);
+        assert_float_equal(d1[0], x1[0] / (1.0f + expf(-x1[F / 2])), 1e-6);
+        /* mask and flatten */
+        int len[2] = {T / 2, 1};
+        CT_ASSERT_OK(ct_ref_mask_time(f->ref, xc, len, B, C, T, F));
+        for (int bb2 = 0; bb2 < B; bb2++)
+            for (int t = len[bb2]; t < T; t++) assert_true(xc[(((size_t)bb2 * C + C - 1) * T + t) * F + F - 1] == 0.0f);
+        float *fl = rnd((size_t)B * C * T * F);
+        CT_ASSERT_OK(ct_ref_flatten_ct(f->ref, fl, xc, B, C, T, F));
+        assert_true(fl[((size_t)(B - 1) * T + 1) * C * F + (size_t)(C - 1) * F + 2] ==
+                    xc[(((size_t)(B - 1) * C + C - 1) * T + 1) * F + 2]);
+        free(x1), free(xc), free(w), free(b), free(y1), free(y2), free(wp), free(bp), free(p1), free(p2);
+        free(w9), free(bb), free(d1), free(d2), free(g), free(lb), free(fl);
+    }
+}
+
+static void test_positions_embed_argmax(void **state) {
+    fixture *f = *state;
+    float y[5 * 4];
+    CT_ASSERT_OK(ct_ref_pos_relative(f->ref, y, 3, 4));
+    /* row 0 is position 2: [sin 2, cos 2, sin(2/100), cos(2/100)]; row 2 is position 0 */
+    assert_float_equal(y[0], sinf(2.0f), 1e-6);
+    assert_float_equal(y[1], cosf(2.0f), 1e-6);
+    assert_float_equal(y[2], sinf(0.02f), 1e-6);
+    assert_float_equal(y[2 * 4 + 1], 1.0f, 1e-6);
+    assert_float_equal(y[4 * 4 + 0], sinf(-2.0f), 1e-6);
+    float tok[3 * 2] = {1, 2, 3, 4, 5, 6}, pos[2 * 2] = {10, 20, 30, 40}, e[2 * 2];
+    ct_tensor tt = weight(f, CT_DTYPE_BF16, tok, 3, 2), pt = weight(f, CT_DTYPE_F32, pos, 2, 2);
+    int32_t ids[2] = {2, 0}, ps[2] = {1, 0};
+    CT_ASSERT_OK(ct_ref_embed(f->ref, e, ids, ps, 2, &tt, &pt, 2));
+    assert_true(e[0] == 35.0f && e[1] == 46.0f && e[2] == 11.0f && e[3] == 22.0f);
+    ids[0] = 3;
+    CT_ASSERT_STATUS(ct_ref_embed(f->ref, e, ids, ps, 2, &tt, &pt, 2), CT_ERR_INVALID_ARG);
+    ct_tensor_release(&tt);
+    ct_tensor_release(&pt);
+    float x[2 * 4] = {1, 5, 5, 2, -1, -3, -1, -2};
+    int32_t am[2];
+    CT_ASSERT_OK(ct_ref_argmax(f->ref, am, x, 2, 4));
+    assert_int_equal(am[0], 1); /* ties → lowest id */
+    assert_int_equal(am[1], 0);
+    float sm[2 * 3] = {1, 2, 3, -INFINITY, -INFINITY, -INFINITY};
+    CT_ASSERT_OK(ct_ref_softmax(f->ref, sm, 2, 3));
+    assert_float_equal(sm[2], expf(1) / (1 + expf(-1) + expf(1)), 1e-6);
+    assert_true(sm[3] == 0.0f && sm[5] == 0.0f);
+}
+
+static void test_fast_expf(void **state) {
+    (void)state;
+    double worst = 0;
+    for (float x = -87.0f; x < 88.3f; x += 0.0137f) {
+        double e = fabs((double)ct_fast_expf(x) - exp((double)x)) / exp((double)x);
+        if (e > worst) worst = e;
+    }
+    if (!(worst < 5e-7)) fail_msg("fast expf: worst relative error %.3g", worst);
+    assert_true(ct_fast_expf(-INFINITY) >= 0.0f && ct_fast_expf(-INFINITY) < 1e-37f);
+    assert_true(ct_fast_expf(0.0f) == 1.0f);
+    float v[37], r[37];
+    for (int i = 0; i < 37; i++) v[i] = r[i] = (float)i * 0.3f - 5.0f;
+    ct_fast_bias_act(v, NULL, NULL, 1.0f, CT_ACT_SILU, 37);
+    for (int i = 0; i < 37; i++) assert_float_equal(v[i], r[i] / (1.0f + expf(-r[i])), 1e-6);
+}
+
+static void test_backend_basics(void **state) {
+    fixture *f = *state;
+    ct_backend *be;
+    CT_ASSERT_STATUS(ct_backend_create("tpu", NULL, &be), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("tpu");
+    assert_int_equal(f->fast->ops->version, CT_BACKEND_VERSION);
+    size_t fr = 0, tot = 0;
+    CT_ASSERT_OK(f->fast->ops->memory_info(f->fast, &fr, &tot));
+    assert_true(tot > 0 && fr <= tot);
+    float src[3] = {1.5f, -2.25f, 3.0f};
+    int64_t shape[1] = {3};
+    ct_tensor t;
+    CT_ASSERT_OK(ct_tensor_upload(f->fast, CT_DTYPE_F16, src, CT_DTYPE_F32, 1, shape, &t));
+    assert_int_equal(t.nbytes, 6);
+    float back[3];
+    CT_ASSERT_OK(ct_convert_to_f32(back, t.data, t.dtype, 3));
+    assert_memory_equal(back, src, sizeof src);
+    ct_tensor_release(&t);
+    ct_tensor_release(&t);
+    ct_arena a;
+    CT_ASSERT_OK(ct_backend_arena_create(f->fast, 1000, &a));
+    assert_non_null(ct_arena_alloc(&a, 900));
+    assert_null(ct_arena_alloc(&a, 900));
+    ct_backend_arena_free(f->fast, &a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_matmul_known_values),
+        cmocka_unit_test(test_attn_relpos),
+        cmocka_unit_test(test_decoder_attention),
+        cmocka_unit_test(test_convs_and_elementwise),
+        cmocka_unit_test(test_positions_embed_argmax),
+        cmocka_unit_test(test_fast_expf),
+        cmocka_unit_test(test_backend_basics),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,301 @@
+/* test_engine.c — the Cohere ASR engine against the transformers reference
+ * (tests/fixtures/reference.safetensors, made by tools/reference/
+ * make_fixtures.py from tiny-hf): encoder output per clip, greedy tokens and
+ * the logits of every step, for the padded fixture batch, for each clip alone,
+ * for both checkpoint layouts, on the fast CPU backend and the reference one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asr/encoder.h"
+#include "asr/generate.h"
+#include "model/checkpoint.h"
+#include "model/safetensors.h"
+#include "testutil.h"
+
+#define NCLIPS 6
+#define MAX_NEW 40
+
+typedef struct ref_data {
+    ct_safetensors *st;
+    int B, T, n_mels;
+    int feat_len[NCLIPS], enc_len[NCLIPS];
+    float *feats; /* (B, T, n_mels) padded */
+    int32_t prompt[16];
+    int P;
+} ref_data;
+
+static const ct_st_tensor *ref_get(ref_data *r, const char *name) {
+    const ct_st_tensor *t = ct_st_find(r->st, name);
+    if (!t) fail_msg("reference tensor %s missing", name);
+    return t;
+}
+/* An aligned float copy (the file's offsets need not be aligned); caller frees. */
+static float *ref_f32(ref_data *r, const char *name, int64_t *rows, int64_t *cols) {
+    const ct_st_tensor *t = ref_get(r, name);
+    if (rows) *rows = t->shape[0];
+    if (cols) *cols = t->ndim > 1 ? t->shape[1] : 1;
+    float *p = malloc(sizeof(float) * (size_t)(t->numel ? t->numel : 1));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(t, p, (size_t)t->numel));
+    return p;
+}
+static int64_t ref_i64(ref_data *r, const char *name, int i) {
+    const ct_st_tensor *t = ref_get(r, name);
+    int64_t v;
+    memcpy(&v, (const char *)t->data + 8 * (size_t)i, 8);
+    return v;
+}
+static void ref_i32(ref_data *r, const char *name, int32_t *out, int *n) {
+    const ct_st_tensor *t = ref_get(r, name);
+    *n = (int)t->shape[0];
+    memcpy(out, t->data, sizeof(int32_t) * (size_t)*n);
+}
+
+static void load_ref(ref_data *r) {
+    memset(r, 0, sizeof *r);
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &r->st));
+    r->B = (int)ref_i64(r, "batch.features_shape", 0);
+    r->T = (int)ref_i64(r, "batch.features_shape", 1);
+    r->n_mels = (int)ref_i64(r, "batch.features_shape", 2);
+    assert_int_equal(r->B, NCLIPS);
+    r->feats = calloc((size_t)r->B * r->T * r->n_mels, sizeof(float));
+    char nm[64];
+    for (int b = 0; b < r->B; b++) {
+        r->feat_len[b] = (int)ref_i64(r, "batch.feature_frames_valid", b);
+        r->enc_len[b] = (int)ref_i64(r, "batch.encoder_frames_valid", b);
+        int64_t n, c;
+        snprintf(nm, sizeof nm, "features.nodither.%d", b);
+        float *f = ref_f32(r, nm, &n, &c);
+        assert_int_equal(n, r->feat_len[b]);
+        memcpy(r->feats + (size_t)b * r->T * r->n_mels, f, sizeof(float) * n * c);
+        free(f);
+    }
+    ref_i32(r, "prompt", r->prompt, &r->P);
+}
+
+static void free_ref(ref_data *r) {
+    free(r->feats);
+    ct_st_free(r->st);
+}
+
+typedef struct run_out {
+    int Te;
+    int enc_len[NCLIPS];
+    float *enc; /* (B, Te, d) copy */
+    ct_generate_row rows[NCLIPS];
+} run_out;
+
+/* Encoder + greedy decoding of rows [b0, b0+B) of the reference features,
+ * padded to T frames. */
+static void run_engine_ex(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                          int max_new, int ignore_eos, run_out *o) {
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create(backend, NULL, &be));
+    ct_checkpoint *ck;
+    CT_ASSERT_OK(ct_checkpoint_open(model, &ck));
+    ct_asr_weights w;
+    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, wdt, &w));
+    ct_checkpoint_free(ck); /* weights were converted: the file is no longer needed */
+    ct_asr_hparams hp = w.hp;
+
+    ct_arena act, ws;
+    int Smax = ct_generate_cache_positions(&hp, r->P, max_new);
+    int Te0 = ct_encoder_frames(T);
+    CT_ASSERT_OK(ct_backend_arena_create(be, ct_encoder_act_bytes(&hp, B, T) + ct_decoder_state_bytes(&hp, B, Te0, Smax), &act));
+    size_t wsb = ct_encoder_ws_bytes(&hp, B, T, 8);
+    size_t dsb = ct_decoder_step_bytes(&hp, B, r->P, Te0, Smax, 8) + sizeof(float) * (size_t)B * hp.vocab + 4096;
+    CT_ASSERT_OK(ct_backend_arena_create(be, wsb > dsb ? wsb : dsb, &ws));
+    float *feats = calloc((size_t)B * T * hp.n_mels, sizeof(float));
+    int feat_len[NCLIPS];
+    for (int b = 0; b < B; b++) {
+        feat_len[b] = r->feat_len[b0 + b];
+        memcpy(feats + (size_t)b * T * hp.n_mels, r->feats + (size_t)(b0 + b) * r->T * hp.n_mels,
+               sizeof(float) * feat_len[b] * hp.n_mels);
+    }
+    float *enc;
+    CT_ASSERT_OK(ct_encoder_forward(&w, be, &act, &ws, feats, feat_len, B, T, &enc, o->enc_len, &o->Te));
+    o->enc = malloc(sizeof(float) * (size_t)B * o->Te * hp.d_enc);
+    memcpy(o->enc, enc, sizeof(float) * (size_t)B * o->Te * hp.d_enc);
+    ct_decoder_state st_dec;
+    CT_ASSERT_OK(ct_decoder_prepare(&w, be, &act, &ws, enc, o->enc_len, B, o->Te, Smax, &st_dec));
+    int32_t *prompts = malloc(sizeof(int32_t) * B * r->P);
+    for (int b = 0; b < B; b++) memcpy(prompts + b * r->P, r->prompt, sizeof(int32_t) * r->P);
+    ct_generate_options go = {.max_new_tokens = max_new, .eos_id = 3, .keep_logits = 1, .ignore_eos = ignore_eos};
+    CT_ASSERT_OK(ct_generate_greedy(&w, be, &st_dec, &ws, prompts, r->P, &go, o->rows));
+    assert_int_equal(ws.used, 0);
+    free(prompts);
+    free(feats);
+    ct_decoder_state_free(&st_dec);
+    ct_backend_arena_free(be, &act);
+    ct_backend_arena_free(be, &ws);
+    ct_asr_weights_free(&w);
+    ct_backend_free(be);
+}
+
+static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                       run_out *o) {
+    run_engine_ex(backend, model, wdt, r, b0, B, T, MAX_NEW, 0, o);
+}
+
+static void free_out(run_out *o, int B) {
+    free(o->enc);
+    ct_generate_rows_free(o->rows, B);
+}
+
+/* Compare a batch run (rows b0..b0+B) with the reference. */
+static void check_against_reference(ref_data *r, run_out *o, int b0, int B, int d) {
+    char nm[64];
+    for (int b = 0; b < B; b++) {
+        int i = b0 + b;
+        assert_int_equal(o->enc_len[b], r->enc_len[i]);
+        int64_t n, c;
+        snprintf(nm, sizeof nm, "encoder.%d", i);
+        float *e = ref_f32(r, nm, &n, &c);
+        assert_int_equal(n, r->enc_len[i]);
+        assert_int_equal(c, d);
+        double err = ct_rel_l2(o->enc + (size_t)b * o->Te * d, e, (size_t)n * d);
+        if (getenv("CT_TEST_VERBOSE")) print_message("clip %d: encoder rel L2 %.3g\n", i, err);
+        if (!(err <= 1e-4)) fail_msg("clip %d: encoder relative L2 %.3g > 1e-4", i, err);
+        free(e);
+        snprintf(nm, sizeof nm, "tokens.%d", i);
+        int32_t want[1024];
+        int nt;
+        ref_i32(r, nm, want, &nt);
+        if (o->rows[b].n_tokens != nt || memcmp(o->rows[b].tokens, want, sizeof(int32_t) * nt))
+            fail_msg("clip %d: %d tokens, reference %d (first difference at %d)", i, o->rows[b].n_tokens, nt,
+                     ({ int k = 0; while (k < nt && k < o->rows[b].n_tokens && o->rows[b].tokens[k] == want[k]) k++; k; }));
+        snprintf(nm, sizeof nm, "logits.%d", i);
+        int64_t V;
+        float *lg = ref_f32(r, nm, &n, &V);
+        for (int s = 0; s < nt; s++) {
+            double le = ct_rel_l2(o->rows[b].logits + (size_t)s * V, lg + (size_t)s * V, (size_t)V);
+            if (getenv("CT_TEST_VERBOSE") && s == nt - 1) print_message("clip %d step %d: logits rel L2 %.3g\n", i, s, le);
+            if (!(le <= 1e-4)) fail_msg("clip %d step %d: logits relative L2 %.3g > 1e-4", i, s, le);
+        }
+        free(lg);
+        /* stop reasons: EOS where the reference stopped early, the token budget elsewhere */
+        ct_stop_reason want_stop = want[nt - 1] == 3 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS;
+        assert_int_equal(o->rows[b].stop, want_stop);
+    }
+}
+
+static void test_batch_fast(void **state) {
+    ref_data *r = *state;
+    run_out o;
+    run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &o);
+    check_against_reference(r, &o, 0, r->B, 64);
+    /* the early-EOS row stopped while the others went on to the budget */
+    int eos_rows = 0, long_rows = 0;
+    for (int b = 0; b < r->B; b++) {
+        eos_rows += o.rows[b].stop == CT_STOP_EOS && o.rows[b].n_tokens < MAX_NEW;
+        long_rows += o.rows[b].stop == CT_STOP_MAX_TOKENS && o.rows[b].n_tokens == MAX_NEW;
+    }
+    assert_int_equal(eos_rows, 1);
+    assert_int_equal(long_rows, r->B - 1);
+    free_out(&o, r->B);
+}
+
+static void test_batch_reference_ops(void **state) {
+    ref_data *r = *state;
+    run_out o;
+    run_engine("cpu-ref", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &o);
+    check_against_reference(r, &o, 0, r->B, 64);
+    free_out(&o, r->B);
+}
+
+static void test_each_clip_alone(void **state) {
+    ref_data *r = *state;
+    run_out all;
+    run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &all);
+    for (int b = 0; b < r->B; b++) {
+        run_out one;
+        run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, b, 1, r->feat_len[b] + 1, &one);
+        check_against_reference(r, &one, b, 1, 64);
+        assert_int_equal(one.enc_len[0], all.enc_len[b]);
+        for (int t = 0; t < one.enc_len[0]; t++) {
+            double e = ct_max_abs_diff(one.enc + (size_t)t * 64, all.enc + ((size_t)b * all.Te + t) * 64, 64);
+            if (!(e <= 1e-5)) fail_msg("clip %d frame %d: alone vs batch encoder |Δ| %.3g", b, t, e);
+        }
+        assert_int_equal(one.rows[0].n_tokens, all.rows[b].n_tokens);
+        assert_memory_equal(one.rows[0].tokens, all.rows[b].tokens, sizeof(int32_t) * one.rows[0].n_tokens);
+        double le = ct_max_abs_diff(one.rows[0].logits, all.rows[b].logits, (size_t)one.rows[0].n_tokens * 495);
+        if (!(le <= 1e-5 * 50)) fail_msg("clip %d: alone vs batch logits |Δ| %.3g", b, le);
+        free_out(&one, 1);
+    }
+    free_out(&all, r->B);
+}
+
+static void test_layouts_agree(void **state) {
+    ref_data *r = *state;
+    run_out a, n;
+    run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &a);
+    run_engine("cpu", CT_FIXTURE("tiny-nemo"), CT_DTYPE_F32, r, 0, r->B, r->T, &n);
+    /* the f32 fixture weights are bf16-representable: the two loads are equal */
+    assert_memory_equal(a.enc, n.enc, sizeof(float) * (size_t)r->B * a.Te * 64);
+    for (int b = 0; b < r->B; b++) {
+        assert_int_equal(a.rows[b].n_tokens, n.rows[b].n_tokens);
+        assert_memory_equal(a.rows[b].tokens, n.rows[b].tokens, sizeof(int32_t) * a.rows[b].n_tokens);
+        assert_memory_equal(a.rows[b].logits, n.rows[b].logits, sizeof(float) * a.rows[b].n_tokens * 495);
+    }
+    free_out(&a, r->B);
+    free_out(&n, r->B);
+}
+
+static void test_bf16_weights(void **state) {
+    /* bf16 storage of bf16-exact weights computes the same math */
+    ref_data *r = *state;
+    run_out o;
+    run_engine("cpu", CT_FIXTURE("tiny-nemo"), CT_DTYPE_BF16, r, 0, r->B, r->T, &o);
+    check_against_reference(r, &o, 0, r->B, 64);
+    free_out(&o, r->B);
+}
+
+/* Forced decoding runs every row to the end of the position table (128 in
+ * the fixture: 118 tokens after the 10-token prompt), and its first tokens are
+ * the reference's up to the reference's EOS. */
+static void test_position_table_end(void **state) {
+    ref_data *r = *state;
+    run_out o;
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, 2, r->feat_len[1] + 1, 1000, 1, &o);
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(o.rows[b].n_tokens, 128 - r->P);
+        assert_int_equal(o.rows[b].stop, CT_STOP_POSITIONS);
+    }
+    int32_t want[1024];
+    int nt;
+    ref_i32(r, "tokens.0", want, &nt);
+    assert_memory_equal(o.rows[0].tokens, want, sizeof(int32_t) * nt); /* EOS included, then it goes on */
+    free_out(&o, 2);
+    /* a budget below the table stops at the budget */
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 1, 1, r->feat_len[1] + 1, 7, 1, &o);
+    assert_int_equal(o.rows[0].n_tokens, 7);
+    assert_int_equal(o.rows[0].stop, CT_STOP_MAX_TOKENS);
+    free_out(&o, 1);
+}
+
+static int setup(void **state) {
+    ref_data *r = calloc(1, sizeof *r);
+    load_ref(r);
+    *state = r;
+    return 0;
+}
+static int teardown(void **state) {
+    free_ref(*state);
+    free(*state);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_fast),
+        cmocka_unit_test(test_batch_reference_ops),
+        cmocka_unit_test(test_each_clip_alone),
+        cmocka_unit_test(test_layouts_agree),
+        cmocka_unit_test(test_bf16_weights),
+        cmocka_unit_test(test_position_table_end),
+    };
+    /* CT_TEST_FILTER=test_batch_fast runs one test (slow tools: valgrind) */
+    if (getenv("CT_TEST_FILTER")) cmocka_set_test_filter(getenv("CT_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

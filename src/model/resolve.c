@@ -27,9 +27,22 @@ void ct_model_ref_clear(ct_model_ref *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* "~" or "~/..." with $HOME put in, else a copy (malloc'd; NULL on OOM). */
+static char *expand_home(const char *p) {
+    const char *home = getenv("HOME");
+    if (p[0] != '~' || (p[1] && p[1] != '/') || !home || !*home) return strdup(p);
+    size_t n = strlen(home) + strlen(p);
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s", home, p + 1);
+    return s;
+}
+
 static int path_exists(const char *p) {
+    char *e = expand_home(p);
     struct stat s;
-    return stat(p, &s) == 0;
+    int ok = e && stat(e, &s) == 0;
+    free(e);
+    return ok;
 }
 
 ct_status ct_model_spec_kind(const char *spec, int *is_local) {
@@ -328,7 +341,9 @@ ct_status ct_model_resolve_ref(const char *spec, const char *revision, const ct_
         if (revision)
             return ct_fail(CT_ERR_INVALID_ARG,
                            "--model-revision cannot be used with a local model directory");
-        char *real = realpath(spec, NULL);
+        char *exp = expand_home(spec);
+        char *real = exp ? realpath(exp, NULL) : NULL;
+        free(exp);
         if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
         if (ct_fs_is_dir(real)) {
             st = ct_model_check_dir(real);

@@ -323,6 +323,16 @@ static void test_spec_and_dirs(void **state) {
     assert_string_equal(out, real);
     free(out);
     free(real);
+    /* "~/..." is expanded like a shell would */
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    CT_ASSERT_OK(ct_model_resolve("~/m", NULL, NULL, &out));
+    real = realpath(m, NULL);
+    assert_string_equal(out, real);
+    free(out);
+    free(real);
+    if (saved_home) setenv("HOME", saved_home, 1);
+    free(saved_home);
     CT_ASSERT_STATUS(ct_model_resolve(m, "main", NULL, &out), CT_ERR_INVALID_ARG);
     CT_ASSERT_ERROR_HAS("--model-revision cannot be used with a local model directory");
 

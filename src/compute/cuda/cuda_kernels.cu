@@ -1,0 +1,588 @@
+/* cuda_kernels.cu — the model's non-GEMM kernels: layer norm, SiLU, the
+ * encoder's relative-position attention pieces (head split with u/v biases,
+ * shift + mask + softmax, head merge, position table), the conv module's
+ * GLU + depthwise conv + folded BatchNorm + SiLU, the subsampling convs,
+ * decoder embedding, self/cross attention for one step, greedy selection,
+ * and the mel frontend's framing, power and normalisation. Reductions and
+ * softmax run in fp32; bf16 only at storage.
+ */
+#include <math.h>
+
+#include "compute/cuda/cuda_internal.h"
+
+#define LAUNCH_CHECK() CT_CUDA_TRY(cudaGetLastError())
+
+static inline unsigned nblocks(size_t n, int t) { return (unsigned)((n + t - 1) / t); }
+
+/* ---- layer norm ---------------------------------------------------------- */
+template <typename OUT>
+__global__ void k_layernorm(OUT *y, const float *x, const float *w, const float *b, int n, float eps) {
+    __shared__ float sh[32];
+    const float *xr = x + (size_t)blockIdx.x * n;
+    float v[8];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        v[k] = i < n ? xr[i] : 0.f;
+        s += v[k];
+    }
+    float mean = ct_block_sum(s, sh) / n;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        float d = i < n ? v[k] - mean : 0.f;
+        q += d * d;
+    }
+    float rstd = rsqrtf(ct_block_sum(q, sh) / n + eps);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        if (i < n) {
+            float o = (v[k] - mean) * rstd * w[i] + b[i];
+            if constexpr (sizeof(OUT) == 2) y[(size_t)blockIdx.x * n + i] = ct_to_bf(o);
+            else y[(size_t)blockIdx.x * n + i] = o;
+        }
+    }
+}
+
+extern "C" ct_status ct_cuda_layernorm(ct_cuda *c, uint16_t *y, const float *x, const float *w, const float *b,
+                                       int rows, int n, float eps) {
+    if (n > 8 * 256) return ct_fail(CT_ERR_UNSUPPORTED, "layernorm: width %d > 2048", n);
+    if (rows > 0) k_layernorm<uint16_t><<<rows, 256, 0, c->stream>>>(y, x, w, b, n, eps);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+extern "C" ct_status ct_cuda_layernorm_f32(ct_cuda *c, float *y, const float *x, const float *w, const float *b,
+                                           int rows, int n, float eps) {
+    if (n > 8 * 256) return ct_fail(CT_ERR_UNSUPPORTED, "layernorm: width %d > 2048", n);
+    if (rows > 0) k_layernorm<float><<<rows, 256, 0, c->stream>>>(y, x, w, b, n, eps);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- SiLU ---------------------------------------------------------------- */
+__global__ void k_silu(uint16_t *x, size_t n2) { /* pairs */
+    uint32_t *p = reinterpret_cast<uint32_t *>(x);
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t u = p[i];
+        float a = ct_bf((uint16_t)(u & 0xffff)), b = ct_bf((uint16_t)(u >> 16));
+        a = a / (1.f + __expf(-a));
+        b = b / (1.f + __expf(-b));
+        p[i] = (uint32_t)ct_to_bf(a) | ((uint32_t)ct_to_bf(b) << 16);
+    }
+}
+
+extern "C" ct_status ct_cuda_silu(ct_cuda *c, uint16_t *x, size_t n) {
+    if (n & 1) return ct_fail(CT_ERR_INVALID_ARG, "silu: odd length %zu", n);
+    if (n) k_silu<<<4 * 132 * 8, 256, 0, c->stream>>>(x, n / 2);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- encoder attention ---------------------------------------------------- */
+__global__ void k_relattn_prep(uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v, const uint16_t *qkv,
+                               const float *u, const float *vb, int B, int T, int H, int Dh) {
+    size_t n = (size_t)B * T * H * Dh;
+    int d = H * Dh;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int e = (int)(i % Dh);
+        size_t r = i / Dh;
+        int h = (int)(r % H);
+        size_t bt = r / H; /* b*T + t */
+        int t = (int)(bt % T), b = (int)(bt / T);
+        const uint16_t *src = qkv + bt * 3 * d + h * Dh + e;
+        size_t o = (((size_t)h * B + b) * T + t) * Dh + e;
+        float q = ct_bf(src[0]);
+        qu[o] = ct_to_bf(q + u[h * Dh + e]);
+        qv[o] = ct_to_bf(q + vb[h * Dh + e]);
+        k[o] = src[d];
+        v[o] = src[2 * d];
+    }
+}
+
+extern "C" ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v,
+                                          const uint16_t *qkv, const float *u, const float *vb, int B, int T, int H,
+                                          int Dh) {
+    k_relattn_prep<<<4 * 132 * 8, 256, 0, c->stream>>>(qu, qv, k, v, qkv, u, vb, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One warp per score row (h, b, i); the row's scores sit in shared memory. */
+__global__ void k_relattn_softmax(uint16_t *P, const float *ac, const float *bd, const int *len, int B, int T, int H,
+                                  float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    int b = (int)((row / T) % B);
+    int L = len[b];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T;
+    const float *d = bd + row * (size_t)(2 * T - 1) + (T - 1 - i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float x = (a[j] + d[j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
+                                             const int *len, int B, int T, int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T;
+    size_t shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    k_relattn_softmax<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, len, B, T, H, scale);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_heads_merge(uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
+    size_t n = (size_t)B * T * H * Dh;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int e = (int)(i % Dh);
+        size_t r = i / Dh;
+        int h = (int)(r % H);
+        size_t bt = r / H;
+        int t = (int)(bt % T), b = (int)(bt / T);
+        o[i] = oh[(((size_t)h * B + b) * T + t) * Dh + e];
+    }
+}
+
+extern "C" ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
+    k_heads_merge<<<4 * 132 * 8, 256, 0, c->stream>>>(o, oh, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_relpos(uint16_t *pe, int T, int d) {
+    int r = blockIdx.x;
+    float p = (float)(T - 1 - r);
+    for (int i = threadIdx.x; i < d / 2; i += blockDim.x) {
+        float f = 1.f / powf(10000.f, (float)(2 * i) / (float)d);
+        float a = p * f;
+        pe[(size_t)r * d + 2 * i] = ct_to_bf(sinf(a));
+        pe[(size_t)r * d + 2 * i + 1] = ct_to_bf(cosf(a));
+    }
+}
+
+extern "C" ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d) {
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- conv module ------------------------------------------------------------ */
+__device__ __forceinline__ float glu_at(const uint16_t *a, int b, int t, int c, int T, int d, int L) {
+    if (t < 0 || t >= L) return 0.f;
+    const uint16_t *r = a + ((size_t)b * T + t) * 2 * d;
+    float x = ct_bf(r[c]), g = ct_bf(r[c + d]);
+    return x / (1.f + __expf(-g));
+}
+
+__global__ void k_glu_dwconv_silu(uint16_t *y, const uint16_t *a, const float *w, const float *bias, const int *len,
+                                  int B, int T, int d, int K) {
+    int bt = blockIdx.x;
+    int b = bt / T, t = bt % T, L = len[b];
+    int half = K / 2;
+    for (int c = threadIdx.x; c < d; c += blockDim.x) {
+        float acc = bias[c];
+        for (int k = 0; k < K; k++) acc += w[c * K + k] * glu_at(a, b, t + k - half, c, T, d, L);
+        float o = acc / (1.f + __expf(-acc));
+        y[(size_t)bt * d + c] = ct_to_bf(o);
+    }
+}
+
+extern "C" ct_status ct_cuda_glu_dwconv_silu(ct_cuda *c, uint16_t *y, const uint16_t *a, const float *w,
+                                             const float *bias, const int *len, int B, int T, int d, int K) {
+    if (B > 0 && T > 0) k_glu_dwconv_silu<<<B * T, 256, 0, c->stream>>>(y, a, w, bias, len, B, T, d, K);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- subsampling -------------------------------------------------------------- */
+__global__ void k_conv0(uint16_t *y, const float *x, const float *w, const float *bias, const int *len0,
+                        const int *len1, int B, int T, int F, int C) {
+    int T1 = (T - 1) / 2 + 1, F1 = (F - 1) / 2 + 1;
+    int b = blockIdx.x / T1, t = blockIdx.x % T1;
+    int c = threadIdx.x;
+    if (c >= C) return;
+    uint16_t *yr = y + ((size_t)b * T1 + t) * F1 * C;
+    if (t >= len1[b]) {
+        for (int f = 0; f < F1; f++) yr[(size_t)f * C + c] = 0;
+        return;
+    }
+    float wk[9];
+#pragma unroll
+    for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
+    float bc = bias[c];
+    int L0 = len0[b];
+    for (int f = 0; f < F1; f++) {
+        float acc = bc;
+#pragma unroll
+        for (int kt = 0; kt < 3; kt++) {
+            int ti = 2 * t - 1 + kt;
+            if (ti < 0 || ti >= L0 || ti >= T) continue;
+#pragma unroll
+            for (int kf = 0; kf < 3; kf++) {
+                int fi = 2 * f - 1 + kf;
+                if (fi < 0 || fi >= F) continue;
+                acc += wk[kt * 3 + kf] * x[((size_t)b * T + ti) * F + fi];
+            }
+        }
+        yr[(size_t)f * C + c] = ct_to_bf(fmaxf(acc, 0.f));
+    }
+}
+
+extern "C" ct_status ct_cuda_subsample_conv0(ct_cuda *c, uint16_t *y, const float *x, const float *w,
+                                             const float *b, const int *len0, const int *len1, int B, int T, int F,
+                                             int C) {
+    if (C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "conv0: %d channels", C);
+    int T1 = (T - 1) / 2 + 1;
+    k_conv0<<<B * T1, C, 0, c->stream>>>(y, x, w, b, len0, len1, B, T, F, C);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_dw(uint16_t *y, const uint16_t *x, const float *w, const float *bias, const int *len_in, int B,
+                     int Ti, int Fi, int C) {
+    int To = (Ti - 1) / 2 + 1, Fo = (Fi - 1) / 2 + 1;
+    int b = blockIdx.x / To, t = blockIdx.x % To;
+    int c = threadIdx.x;
+    if (c >= C) return;
+    float wk[9];
+#pragma unroll
+    for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
+    float bc = bias[c];
+    int L = len_in[b];
+    for (int f = 0; f < Fo; f++) {
+        float acc = bc;
+#pragma unroll
+        for (int kt = 0; kt < 3; kt++) {
+            int ti = 2 * t - 1 + kt;
+            if (ti < 0 || ti >= L || ti >= Ti) continue;
+#pragma unroll
+            for (int kf = 0; kf < 3; kf++) {
+                int fi = 2 * f - 1 + kf;
+                if (fi < 0 || fi >= Fi) continue;
+                acc += wk[kt * 3 + kf] * ct_bf(x[(((size_t)b * Ti + ti) * Fi + fi) * C + c]);
+            }
+        }
+        y[(((size_t)b * To + t) * Fo + f) * C + c] = ct_to_bf(acc);
+    }
+}
+
+extern "C" ct_status ct_cuda_subsample_dw(ct_cuda *c, uint16_t *y, const uint16_t *x, const float *w, const float *b,
+                                          const int *len_in, int B, int Ti, int Fi, int C) {
+    if (C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "dwconv: %d channels", C);
+    int To = (Ti - 1) / 2 + 1;
+    k_dw<<<B * To, C, 0, c->stream>>>(y, x, w, b, len_in, B, Ti, Fi, C);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_mask_rows(uint16_t *x, const int *len, int T, size_t inner) {
+    int b = blockIdx.y, t = blockIdx.x;
+    if (t < len[b]) return;
+    uint16_t *r = x + ((size_t)b * T + t) * inner;
+    for (size_t i = threadIdx.x; i < inner; i += blockDim.x) r[i] = 0;
+}
+
+extern "C" ct_status ct_cuda_mask_rows(ct_cuda *c, uint16_t *x, const int *len, int B, int T, size_t inner) {
+    if (B && T) k_mask_rows<<<dim3(T, B), 256, 0, c->stream>>>(x, len, T, inner);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- decoder ------------------------------------------------------------------- */
+__global__ void k_dec_embed(float *x, const uint16_t *te, const uint16_t *pe, const int *tok, const int *pos,
+                            const float *w, const float *b, int d) {
+    __shared__ float sh[32];
+    int row = blockIdx.x;
+    const uint16_t *a = te + (size_t)tok[row] * d;
+    const uint16_t *p = pe + (size_t)(*pos) * d;
+    float v[8];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        v[k] = i < d ? ct_bf(a[i]) + ct_bf(p[i]) : 0.f;
+        s += v[k];
+    }
+    float mean = ct_block_sum(s, sh) / d;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        float dd = i < d ? v[k] - mean : 0.f;
+        q += dd * dd;
+    }
+    float rstd = rsqrtf(ct_block_sum(q, sh) / d + 1e-5f);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        if (i < d) x[(size_t)row * d + i] = (v[k] - mean) * rstd * w[i] + b[i];
+    }
+}
+
+extern "C" ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok_emb, const uint16_t *pos_emb,
+                                       const int *tok, const int *pos, const float *w, const float *b, int B, int d) {
+    if (d > 2048) return ct_fail(CT_ERR_UNSUPPORTED, "decoder width %d", d);
+    k_dec_embed<<<B, 256, 0, c->stream>>>(x, tok_emb, pos_emb, tok, pos, w, b, d);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One block of 128 threads per (row, head): scores over n keys of row stride
+ * ld (keys at kv, values at kv + d), output o (B, d). */
+__device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, int n, int d, int Dh,
+                         float scale, float *s) {
+    __shared__ float red[32];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    /* each lane holds Dh/32 query values (Dh ≤ 256) */
+    float qv[8];
+    int per = Dh / 32;
+#pragma unroll
+    for (int k = 0; k < 8; k++) qv[k] = k < per ? ct_bf(q[lane * per + k]) : 0.f;
+    for (int j = warp; j < n; j += nw) {
+        const uint16_t *kr = kv + (size_t)j * ld + lane * per;
+        float acc = 0.f;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (k < per) acc += qv[k] * ct_bf(kr[k]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) s[j] = acc * scale;
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, s[j]);
+    mx = ct_block_max(mx, red);
+    float sum = 0.f;
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_block_sum(sum, red);
+    __syncthreads();
+    float inv = sum > 0.f ? 1.f / sum : 0.f;
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+        const uint16_t *vr = kv + d + e;
+        float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            a0 += s[j] * ct_bf(vr[(size_t)j * ld]);
+            a1 += s[j + 1] * ct_bf(vr[(size_t)(j + 1) * ld]);
+            a2 += s[j + 2] * ct_bf(vr[(size_t)(j + 2) * ld]);
+            a3 += s[j + 3] * ct_bf(vr[(size_t)(j + 3) * ld]);
+        }
+        for (; j < n; j++) a0 += s[j] * ct_bf(vr[(size_t)j * ld]);
+        o[e] = ct_to_bf((a0 + a1 + a2 + a3) * inv);
+    }
+}
+
+__global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos, int S, int H, int Dh) {
+    extern __shared__ float s[];
+    int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    int p = *pos;
+    const uint16_t *src = qkv + (size_t)b * 3 * d;
+    uint16_t *crow = cache + ((size_t)b * S + p) * 2 * d;
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+        crow[h * Dh + e] = src[d + h * Dh + e];
+        crow[d + h * Dh + e] = src[2 * d + h * Dh + e];
+    }
+    __syncthreads();
+    attn_one(o + (size_t)b * d + h * Dh, src + h * Dh, cache + (size_t)b * S * 2 * d + h * Dh, 2 * (size_t)d, p + 1,
+             d, Dh, rsqrtf((float)Dh), s);
+}
+
+extern "C" ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache,
+                                           const int *pos, int B, int S, int H, int Dh) {
+    if (Dh % 32 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    k_dec_self<<<B * H, 128, S * sizeof(float), c->stream>>>(o, qkv, cache, pos, S, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, const int *len, int T,
+                            int H, int Dh) {
+    extern __shared__ float s[];
+    int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    attn_one(o + (size_t)b * d + h * Dh, q + (size_t)b * d + h * Dh, kv + (size_t)b * T * ld + h * Dh, ld, len[b], d,
+             Dh, rsqrtf((float)Dh), s);
+}
+
+extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv,
+                                            size_t ld, const int *len, int B, int T, int H, int Dh) {
+    if (Dh % 32 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    if ((size_t)T * 4 > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
+    k_dec_cross<<<B * H, 128, T * sizeof(float), c->stream>>>(o, q, kv, ld, len, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finished, const float *logits,
+                         const int *prompt, int prompt_len, const int *rowlim, int V, int eos, int pad, int min_new) {
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    int b = blockIdx.x, p = *pos + 1;
+    int g = p - prompt_len, lim = rowlim ? rowlim[b] : -1;
+    int next;
+    if (p < prompt_len) {
+        next = prompt[p];
+    } else if (finished[b] || (lim >= 0 && g >= lim)) {
+        next = pad;
+    } else {
+        int ban = (g < min_new || g < lim) ? eos : -1;
+        const float *l = logits + (size_t)b * V;
+        float best = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int j = threadIdx.x; j < V; j += blockDim.x) {
+            float x = j == ban ? -INFINITY : l[j];
+            if (x > best || (x == best && j < bi)) best = x, bi = j;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            float ov = __shfl_xor_sync(0xffffffffu, best, o);
+            int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (ov > best || (ov == best && oi < bi)) best = ov, bi = oi;
+        }
+        int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+        if (lane == 0) sv[w] = best, si[w] = bi;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int k = 1; k < (int)(blockDim.x >> 5); k++)
+                if (sv[k] > best || (sv[k] == best && si[k] < bi)) best = sv[k], bi = si[k];
+            si[0] = bi == 0x7fffffff ? 0 : bi;
+        }
+        __syncthreads();
+        next = si[0];
+    }
+    if (threadIdx.x == 0) {
+        tok[b] = next;
+        out[(size_t)b * ld + p] = next;
+        if (p >= prompt_len && (next == eos || (lim >= 0 && g + 1 >= lim))) finished[b] = 1;
+    }
+}
+
+__global__ void k_advance(int *pos) { *pos += 1; }
+
+extern "C" ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished,
+                                         const float *logits, const int *prompt, int prompt_len, const int *rowlim,
+                                         int B, int V, int eos, int pad, int min_new) {
+    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, rowlim, V, eos, pad,
+                                        min_new);
+    LAUNCH_CHECK();
+    k_advance<<<1, 1, 0, c->stream>>>(pos);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- mel frontend ----------------------------------------------------------------- */
+__global__ void k_mel_frames(float *fr, const float *pcm, const int *n, int ns, int T, const float *win) {
+    int row = blockIdx.x; /* b*T + f */
+    int b = row / T, f = row % T, N = n[b];
+    const float *x = pcm + (size_t)b * ns;
+    for (int k = threadIdx.x; k < 400; k += blockDim.x) {
+        int s = f * 160 - 200 + k;
+        float y = 0.f;
+        if (s >= 0 && s < N) y = s == 0 ? x[0] : x[s] - 0.97f * x[s - 1];
+        fr[(size_t)row * 400 + k] = y * win[k];
+    }
+}
+
+extern "C" ct_status ct_cuda_mel_frames(ct_cuda *c, float *frames, const float *pcm, const int *n, int B, int ns,
+                                        int T, const float *window) {
+    if (B > 0 && T > 0) k_mel_frames<<<B * T, 128, 0, c->stream>>>(frames, pcm, n, ns, T, window);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_mel_power(float *p, const float *spec, size_t rows) {
+    size_t n = rows * 257;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t r = i / 257, k = i % 257;
+        float re = spec[r * 514 + k], im = spec[r * 514 + 257 + k];
+        float m = sqrtf(re * re + im * im);
+        p[i] = m * m;
+    }
+}
+
+extern "C" ct_status ct_cuda_mel_power(ct_cuda *c, float *p, const float *spec, size_t rows) {
+    if (rows) k_mel_power<<<4 * 132 * 8, 256, 0, c->stream>>>(p, spec, rows);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* Block (32 bins × 8 frame lanes) per (b, bin group). */
+__global__ void k_mel_norm(float *x, const int *Ls, int T, int M) {
+    __shared__ float sh[8][33];
+    int b = blockIdx.y, m = blockIdx.x * 32 + threadIdx.x, ty = threadIdx.y;
+    int L = Ls[b];
+    float *xb = x + (size_t)b * T * M;
+    const float guard = 5.9604644775390625e-08f; /* 2^-24 */
+    float s = 0.f;
+    if (m < M)
+        for (int t = ty; t < L; t += 8) s += logf(xb[(size_t)t * M + m] + guard);
+    sh[ty][threadIdx.x] = s;
+    __syncthreads();
+    float mean = 0.f;
+    for (int k = 0; k < 8; k++) mean += sh[k][threadIdx.x];
+    mean /= (float)L;
+    __syncthreads();
+    float q = 0.f;
+    if (m < M)
+        for (int t = ty; t < L; t += 8) {
+            float d = logf(xb[(size_t)t * M + m] + guard) - mean;
+            q += d * d;
+        }
+    sh[ty][threadIdx.x] = q;
+    __syncthreads();
+    float var = 0.f;
+    for (int k = 0; k < 8; k++) var += sh[k][threadIdx.x];
+    var /= (float)(L - 1);
+    float den = sqrtf(var) + 1e-5f;
+    if (m < M)
+        for (int t = ty; t < T; t += 8) {
+            float *p = xb + (size_t)t * M + m;
+            *p = t < L ? (logf(*p + guard) - mean) / den : 0.f;
+        }
+}
+
+extern "C" ct_status ct_cuda_mel_normalize(ct_cuda *c, float *feats, const int *L, int B, int T, int M) {
+    k_mel_norm<<<dim3((M + 31) / 32, B), dim3(32, 8), 0, c->stream>>>(feats, L, T, M);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_cast_bf16(uint16_t *dst, const float *src, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = ct_to_bf(src[i]);
+}
+
+extern "C" ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n) {
+    if (n) k_cast_bf16<<<4 * 132 * 8, 256, 0, c->stream>>>(dst, src, n);
+    LAUNCH_CHECK();
+    return CT_OK;
+}

@@ -15,7 +15,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "model/resolve.h"
-#include "vad/silero_weights.h"
+#include "vad/silero.h"
 
 #define CT_JSON_MAX (64u << 20)
 
@@ -410,10 +410,10 @@ ct_status ct_file_sha256(const char *path, char hex[65]) {
 static ct_status check_vad_file(const char *path) {
     char hex[65];
     CT_TRY(ct_file_sha256(path, hex));
-    if (strcmp(hex, CT_SILERO_WEIGHTS_SHA256) != 0)
+    if (strcmp(hex, CT_SILERO_SHA256_V62) != 0)
         return ct_fail(CT_ERR_FORMAT,
                        "%s: sha256 %s is not that of silero_vad.onnx v6.2 (%s)", path, hex,
-                       CT_SILERO_WEIGHTS_SHA256);
+                       CT_SILERO_SHA256_V62);
     return CT_OK;
 }
 
@@ -424,11 +424,15 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
         spec = getenv(CT_SILERO_WEIGHTS_ENV);
         from = CT_SILERO_WEIGHTS_ENV;
     }
+    if (!spec || !*spec) {
+        spec = getenv(CT_SILERO_WEIGHTS_ENV_ALT); /* the name cohere-transcribe-vad reads */
+        from = CT_SILERO_WEIGHTS_ENV_ALT;
+    }
     if (!spec || !*spec)
         return ct_fail(CT_ERR_NOT_FOUND,
-                       "no Silero VAD weights: set %s (or the option) to silero_vad.onnx v6.2, a "
-                       "folder holding it, or a Hub repo hosting it",
-                       CT_SILERO_WEIGHTS_ENV);
+                       "no Silero VAD weights: set %s (or %s, or the option) to silero_vad.onnx "
+                       "v6.2, a folder holding it, or a Hub repo hosting it",
+                       CT_SILERO_WEIGHTS_ENV, CT_SILERO_WEIGHTS_ENV_ALT);
     char p[PATH_MAX];
     if (ct_fs_is_dir(spec)) {
         CT_TRY(ct_path_join(p, sizeof p, spec, CT_SILERO_WEIGHTS_FILE));

@@ -64,20 +64,81 @@ extern "C" ct_status ct_cuda_layernorm_f32(ct_cuda *c, float *y, const float *x,
 }
 
 /* ---- SiLU ---------------------------------------------------------------- */
-__global__ void k_silu(uint16_t *x, size_t n2) { /* pairs */
-    uint32_t *p = reinterpret_cast<uint32_t *>(x);
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t u = p[i];
-        float a = ct_bf((uint16_t)(u & 0xffff)), b = ct_bf((uint16_t)(u >> 16));
-        a = a / (1.f + __expf(-a));
-        b = b / (1.f + __expf(-b));
-        p[i] = (uint32_t)ct_to_bf(a) | ((uint32_t)ct_to_bf(b) << 16);
+/* 8 bf16 per thread per iteration: 16-byte loads and stores. */
+__global__ void k_silu8(uint4 *x, size_t n8) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = x[i];
+        uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            float a = ct_bf((uint16_t)(w[k] & 0xffff)), b = ct_bf((uint16_t)(w[k] >> 16));
+            a = a / (1.f + __expf(-a));
+            b = b / (1.f + __expf(-b));
+            w[k] = (uint32_t)ct_to_bf(a) | ((uint32_t)ct_to_bf(b) << 16);
+        }
+        x[i] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+__global__ void k_silu1(uint16_t *x, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float a = ct_bf(x[i]);
+        x[i] = ct_to_bf(a / (1.f + __expf(-a)));
     }
 }
 
 extern "C" ct_status ct_cuda_silu(ct_cuda *c, uint16_t *x, size_t n) {
-    if (n & 1) return ct_fail(CT_ERR_INVALID_ARG, "silu: odd length %zu", n);
-    if (n) k_silu<<<4 * 132 * 8, 256, 0, c->stream>>>(x, n / 2);
+    if (!n) return CT_OK;
+    if (((uintptr_t)x & 15) == 0 && n % 8 == 0) k_silu8<<<132 * 16, 256, 0, c->stream>>>((uint4 *)x, n / 8);
+    else k_silu1<<<132 * 16, 256, 0, c->stream>>>(x, n);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* LN1 into fp32 y, then LN2 of that row into bf16 a. */
+__global__ void k_layernorm2(float *y, uint16_t *a, const float *x, const float *w1, const float *b1, const float *w2,
+                             const float *b2, int n, float eps) {
+    __shared__ float sh[32];
+    size_t off = (size_t)blockIdx.x * n;
+    float v[8];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        v[k] = i < n ? x[off + i] : 0.f;
+        s += v[k];
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const float *w = pass ? w2 : w1, *b = pass ? b2 : b1;
+        float mean = ct_block_sum(s, sh) / n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            int i = threadIdx.x + k * blockDim.x;
+            float d = i < n ? v[k] - mean : 0.f;
+            q += d * d;
+        }
+        float rstd = rsqrtf(ct_block_sum(q, sh) / n + eps);
+        s = 0.f;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            int i = threadIdx.x + k * blockDim.x;
+            if (i < n) {
+                float o = (v[k] - mean) * rstd * w[i] + b[i];
+                if (pass == 0) y[off + i] = o;
+                else a[off + i] = ct_to_bf(o);
+                v[k] = o;
+                s += o;
+            }
+        }
+    }
+}
+
+extern "C" ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1,
+                                        const float *b1, const float *w2, const float *b2, int rows, int n,
+                                        float eps) {
+    if (n > 8 * 256) return ct_fail(CT_ERR_UNSUPPORTED, "layernorm: width %d > 2048", n);
+    if (rows > 0) k_layernorm2<<<rows, 256, 0, c->stream>>>(y, a, x, w1, b1, w2, b2, n, eps);
     LAUNCH_CHECK();
     return CT_OK;
 }
@@ -154,6 +215,89 @@ extern "C" ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const floa
     size_t shmem = (size_t)warps * T * sizeof(float);
     if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
     k_relattn_softmax<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, len, B, T, H, scale);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One warp per dot product of length Dh. */
+__global__ void k_relattn_uv(float *uk, float *vr, const uint16_t *qkv, const uint16_t *p, const float *u,
+                             const float *vb, int B, int T, int H, int Dh) {
+    int lane = threadIdx.x & 31;
+    size_t w = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    size_t nuk = (size_t)H * B * T, nvr = (size_t)H * (2 * T - 1);
+    int D = H * Dh;
+    float acc = 0.f;
+    if (w < nuk) {
+        int t = (int)(w % T), b = (int)((w / T) % B), h = (int)(w / ((size_t)T * B));
+        const uint16_t *kr = qkv + ((size_t)b * T + t) * 3 * D + D + h * Dh;
+        for (int e = lane; e < Dh; e += 32) acc += u[h * Dh + e] * ct_bf(kr[e]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) uk[w] = acc;
+    } else if (w < nuk + nvr) {
+        size_t q = w - nuk;
+        int r = (int)(q % (2 * T - 1)), h = (int)(q / (2 * T - 1));
+        const uint16_t *pr = p + (size_t)r * D + h * Dh;
+        for (int e = lane; e < Dh; e += 32) acc += vb[h * Dh + e] * ct_bf(pr[e]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) vr[q] = acc;
+    }
+}
+
+extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
+                                        const float *u, const float *vb, int B, int T, int H, int Dh) {
+    size_t n = (size_t)H * B * T + (size_t)H * (2 * T - 1);
+    k_relattn_uv<<<nblocks(n, 8), 256, 0, c->stream>>>(uk, vr, qkv, p, u, vb, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *bd, const float *uk, const float *vr,
+                                     const int *len, int B, int T, int H, float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    size_t hb = row / T; /* h*B + b */
+    int b = (int)(hb % B), h = (int)(hb / B);
+    int L = len[b];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T;
+    const float *ukr = uk + hb * T;
+    const float *d = bd + row * (size_t)(2 * T - 1) + (T - 1 - i);
+    const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float x = (a[j] + ukr[j] + d[j] + vrr[j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
+                                                const float *uk, const float *vr, const int *len, int B, int T,
+                                                int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T;
+    size_t shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    k_relattn_softmax_uv<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, uk, vr, len, B, T, H,
+                                                                                 scale);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -165,7 +165,8 @@ static void ln_ref(float *y, const float *x, const float *w, const float *b, int
 
 static void test_layernorm(void **state) {
     (void)state;
-    int rows = 19, n = 1280;
+    for (int pass = 0; pass < 2; pass++) { /* warp-per-row path (n % 128 == 0), block path */
+    int rows = 19, n = pass ? 200 : 1280;
     float *x = malloc(rows * n * 4), *w = malloc(n * 4), *b = malloc(n * 4), *ref = malloc(rows * n * 4);
     fill(x, rows * n, 3.f); fill(w, n, 1.f); fill(b, n, 1.f);
     for (int i = 0; i < rows * n; i++) x[i] += 2.f; /* a mean to remove */
@@ -194,6 +195,7 @@ static void test_layernorm(void **state) {
     free(got);
     ct_cuda_dfree(g_cuda, dx); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dy);
     free(x); free(w); free(b); free(ref);
+    }
 }
 
 /* The whole relative-position attention (minus projections) against a CPU
@@ -265,10 +267,13 @@ static void test_relattn(void **state) {
                                      3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
             CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
         }
-        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, 2 * T - 1,
-                                 (long long)R * (2 * T - 1), 1, 1.f};
+        int ldbd = (2 * T - 1 + 7) & ~7; /* padded rows, as the engine uses */
+        ct_cuda_dfree(g_cuda, bd);
+        bd = dev_poison(H * R * ldbd * 4);
+        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 1, 1.f};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, uk, vr, dlen, B, T, H, scale));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
                                      (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
@@ -307,8 +312,12 @@ static void test_relattn(void **state) {
 
 static void test_conv_module(void **state) {
     (void)state;
-    int B = 2, T = 23, d = 48, K = 9;
-    int len[2] = {23, 9};
+    float *got;
+    /* K = 9: the sliding-window kernel over several time tiles, a length
+     * ending mid-tile; K = 7: the generic kernel */
+    for (int pass = 0; pass < 2; pass++) {
+    int B = 2, T = pass ? 23 : 150, d = 48, K = pass ? 7 : 9;
+    int len[2] = {T, pass ? 9 : 70};
     float *a = malloc(B * T * 2 * d * 4), *w = malloc(d * K * 4), *bias = malloc(d * 4), *ref = malloc(B * T * d * 4);
     fill(a, B * T * 2 * d, 2.f); fill(w, d * K, 0.5f); fill(bias, d, 0.5f);
     for (int b = 0; b < B; b++)
@@ -326,11 +335,13 @@ static void test_conv_module(void **state) {
     void *da = dev_bf16(a, B * T * 2 * d), *dw = dev_f32(w, d * K), *db = dev_f32(bias, d), *dl = dev_i32(len, B),
          *dy = dev_poison(B * T * d * 2);
     CT_ASSERT_OK(ct_cuda_glu_dwconv_silu(g_cuda, dy, da, dw, db, dl, B, T, d, K));
-    float *got = get_bf16(dy, B * T * d);
-    expect_close("GLU+dwconv+BN+SiLU", got, ref, B * T * d, 5e-3);
+    got = get_bf16(dy, B * T * d);
+    expect_close(pass ? "GLU+dwconv7+BN+SiLU (generic)" : "GLU+dwconv9+BN+SiLU (window)", got, ref, B * T * d, 5e-3);
     free(got);
     ct_cuda_dfree(g_cuda, da); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dl);
     ct_cuda_dfree(g_cuda, dy);
+    free(a); free(w); free(bias); free(ref);
+    }
     /* SiLU: 16-byte path (n % 8 == 0) and the scalar path */
     for (int n = 1000; n <= 1003; n += 3) {
     float *x = malloc(n * 4), *r2 = malloc(n * 4);
@@ -342,7 +353,6 @@ static void test_conv_module(void **state) {
     expect_close(n == 1000 ? "SiLU (vector)" : "SiLU (scalar)", got, r2, n, 5e-3);
     free(got); free(x); free(r2); ct_cuda_dfree(g_cuda, dx);
     }
-    free(a); free(w); free(bias); free(ref);
 }
 
 static void test_subsampling(void **state) {

@@ -8,9 +8,11 @@
  * round-trip form (probabilities as binary32, times as binary64).
  *
  * Usage: cohere-transcribe-vad --mode silero|auditok|none [--weights
- *   silero_vad.onnx (file, folder or Hub repo; default $CT_VAD_WEIGHTS)] [--vad-threshold P] [--min-silence-ms MS]
+ *   silero_vad.onnx] [--vad-threshold P] [--min-silence-ms MS]
  *   [--speech-pad-ms MS] [--min-dur S] [--max-dur S] [--max-silence S]
  *   [--energy-threshold DB] [--vad-merge] AUDIO
+ * --weights: a file, a folder holding silero_vad.onnx or a Hub repo id;
+ * default $CT_VAD_WEIGHTS, then $CT_SILERO_VAD.
  * Exit status: 0 success, 1 the file or weights failed, 2 bad arguments.
  */
 #include <errno.h>
@@ -153,7 +155,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-vad: error: %s\n", ct_last_error());
         return 2;
     }
-    if (o.mode == CT_VAD_SILERO && !weights && !getenv(CT_SILERO_WEIGHTS_ENV))
+    if (o.mode == CT_VAD_SILERO && !weights && !getenv(CT_SILERO_WEIGHTS_ENV) && !getenv(CT_SILERO_WEIGHTS_ENV_ALT))
         return usage_error("%s", "--mode silero needs --weights silero_vad.onnx (or $" CT_SILERO_WEIGHTS_ENV ")");
 
     /* --weights: a file, a folder holding silero_vad.onnx or a Hub repo id,

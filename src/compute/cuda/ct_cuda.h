@@ -1,0 +1,185 @@
+/* ct_cuda.h — the CUDA backend's C interface: device context, device memory,
+ * pinned host buffers, cuBLASLt GEMMs and the model's fused kernels.
+ *
+ * Everything here works on device pointers and runs asynchronously on the
+ * context's stream; ct_cuda_sync() waits and reports any failure. Shapes are
+ * row-major. bf16 values travel as uint16_t. Only compiled when CT_HAVE_CUDA
+ * is defined (the CPU build never sees CUDA headers); callers check
+ * ct_cuda_available() first, which says whether a usable device exists.
+ */
+#ifndef CT_COMPUTE_CUDA_H
+#define CT_COMPUTE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cohere_transcribe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_cuda ct_cuda;
+
+/* 1 when the driver finds at least one device we can run on (sm_90 code or
+ * PTX it can JIT); 0 otherwise, with the reason in *why (static text). */
+int ct_cuda_available(const char **why);
+
+/* A context: device 0, one non-blocking stream, a cuBLASLt handle with a
+ * workspace. The allocation fault-injection limit is read here from
+ * CT_CUDA_FAIL_ALLOC_ABOVE (bytes; single allocations above it fail with
+ * CT_ERR_OOM as if the device were full). */
+ct_status ct_cuda_create(ct_cuda **out);
+void ct_cuda_free(ct_cuda *c);
+ct_status ct_cuda_sync(ct_cuda *c);
+void *ct_cuda_stream(ct_cuda *c); /* cudaStream_t */
+/* Device name and memory (bytes) for logs and the batch controller. */
+ct_status ct_cuda_info(ct_cuda *c, char *name, size_t name_cap, size_t *total, size_t *free_bytes);
+/* Override the injected allocation limit (0 = none). */
+void ct_cuda_set_fail_alloc_above(ct_cuda *c, size_t bytes);
+
+/* Device memory: *p is NULL when n == 0. */
+ct_status ct_cuda_malloc(ct_cuda *c, void **p, size_t n);
+void ct_cuda_dfree(ct_cuda *c, void *p);
+ct_status ct_cuda_host_alloc(void **p, size_t n); /* pinned */
+void ct_cuda_host_free(void *p);
+ct_status ct_cuda_h2d(ct_cuda *c, void *dst, const void *src, size_t n);
+ct_status ct_cuda_d2h(ct_cuda *c, void *dst, const void *src, size_t n);
+ct_status ct_cuda_memset(ct_cuda *c, void *p, int v, size_t n);
+/* Convert n host floats to device bf16 (rounding to nearest even). */
+ct_status ct_cuda_upload_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n);
+
+/* ---- GEMM --------------------------------------------------------------
+ * D(M,N) = act(alpha · A(M,K) · W(N,K)ᵀ + bias(N)) + beta · C(M,N)
+ * A, W bf16 (W in the PyTorch Linear layout), fp32 accumulation. D (and C,
+ * which may alias D) is fp32 or bf16 as d_f32 says; bias has D's type (or is
+ * NULL). Row strides lda/ldd are in elements. */
+typedef enum ct_cuda_act { CT_CUDA_ACT_NONE = 0, CT_CUDA_ACT_RELU = 1, CT_CUDA_ACT_GELU = 2 } ct_cuda_act;
+typedef struct ct_cuda_gemm_args {
+    int M, N, K;
+    const uint16_t *A; int lda;
+    const uint16_t *W; int ldw;
+    const void *bias;
+    void *D; int ldd; int d_f32;
+    float alpha, beta; /* beta != 0 reads D as C (in-place residual add) */
+    ct_cuda_act act;
+} ct_cuda_gemm_args;
+ct_status ct_cuda_gemm(ct_cuda *c, const ct_cuda_gemm_args *g);
+
+/* Strided batched: for b < batch, D_b(M,N) = alpha · A_b(M,K) · op(B_b) with
+ * op(B) = Bᵀ when b_trans (B_b stored (N,K)) else B (stored (K,N)). D fp32 or
+ * bf16. Strides in elements; ld* are row strides. */
+typedef struct ct_cuda_bgemm_args {
+    int M, N, K, batch;
+    const uint16_t *A; int lda; long long sa;
+    const uint16_t *B; int ldb; long long sb; int b_trans;
+    void *D; int ldd; long long sd; int d_f32;
+    float alpha;
+} ct_cuda_bgemm_args;
+ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g);
+
+/* fp32 GEMM (mel DFT and filterbank): D(M,N) = A(M,K) · B(K,N), all fp32,
+ * true fp32 arithmetic (no TF32). */
+ct_status ct_cuda_sgemm(ct_cuda *c, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                        float *D, int ldd);
+
+/* ---- kernels (ct_cuda_kernels.cu) ---------------------------------------- */
+/* y(rows, n) bf16 = LayerNorm(x)(fp32 in) · w + b, eps, fp32 math. */
+ct_status ct_cuda_layernorm(ct_cuda *c, uint16_t *y, const float *x, const float *w, const float *b, int rows,
+                            int n, float eps);
+/* y fp32 in place or out: same, output fp32 (the encoder's norm_out). */
+ct_status ct_cuda_layernorm_f32(ct_cuda *c, float *y, const float *x, const float *w, const float *b, int rows,
+                                int n, float eps);
+/* x = silu(x) over n bf16 values. */
+ct_status ct_cuda_silu(ct_cuda *c, uint16_t *x, size_t n);
+
+/* Encoder attention pieces. qkv (B,T,3·H·Dh) bf16 → qu, qv, k, v each
+ * (H,B,T,Dh) bf16 with qu = q + u[h], qv = q + v[h] (u, v fp32 (H,Dh)). */
+ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v,
+                               const uint16_t *qkv, const float *u, const float *vb, int B, int T, int H, int Dh);
+/* P (H,B,T,T) bf16 = softmax over j of scale·(ac[h,b,i,j] + bd[h,b,i,T−1−i+j])
+ * with keys j ≥ len[b] masked; rows i ≥ len[b] are all zero. ac (H,B,T,T)
+ * fp32, bd (H,B,T,2T−1) fp32, len (B) int32 on the device. */
+ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, const int *len, int B,
+                                  int T, int H, float scale);
+/* The u/v bias terms without materialising q+u, q+v: since (q+u)·k = q·k + u·k,
+ * uk (H,B,T) fp32 = u[h]·k[b,t,h] with k read from qkv (B,T,3·H·Dh) bf16,
+ * and vr (H,2T−1) fp32 = v[h]·p[r,h] with p (2T−1, H·Dh) bf16. */
+ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
+                             const float *u, const float *vb, int B, int T, int H, int Dh);
+/* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
+ * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
+ * r = T−1−i+j. */
+ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, size_t ldbd,
+                                     const float *uk, const float *vr, const int *len, int B, int T, int H,
+                                     float scale); /* bd rows of ldbd ≥ 2T−1 floats */
+/* y fp32 = LN1(x) and a bf16 = LN2(y) in one pass (a block's norm_out and
+ * the next block's first norm). y may equal x. */
+ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,
+                             const float *w2, const float *b2, int rows, int n, float eps);
+/* o (B,T,H·Dh) bf16 from oh (H,B,T,Dh) bf16. */
+ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh);
+/* Relative position table (2T−1, d) bf16: row r is position p = T−1−r,
+ * [sin(p f0), cos(p f0), sin(p f1), ...], f_i = 10000^(−2i/d), fp32 math. */
+ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d);
+
+/* Conv module middle: y(B,T,d) bf16 = silu(BN(dwconv_k(glu(a)))) with a
+ * (B,T,2d) bf16 (GLU: a[:, :d]·sigmoid(a[:, d:])), frames t ≥ len[b] zero
+ * before the conv; w (d,K) and bias (d) fp32 with BatchNorm folded in. */
+ct_status ct_cuda_glu_dwconv_silu(ct_cuda *c, uint16_t *y, const uint16_t *a, const float *w, const float *bias,
+                                  const int *len, int B, int T, int d, int K);
+
+/* Subsampling. conv0: x (B,T,F) fp32 mel → y (B,T1,F1,C) bf16 = relu(conv3x3
+ * s2 p1 (1→C)), input frames t ≥ len0[b] read as zero, output frames
+ * t ≥ len1[b] zero. w (C,9), b (C) fp32. */
+ct_status ct_cuda_subsample_conv0(ct_cuda *c, uint16_t *y, const float *x, const float *w, const float *b,
+                                  const int *len0, const int *len1, int B, int T, int F, int C);
+/* Depthwise 3x3 s2 p1: x (B,Ti,Fi,C) bf16 → y (B,To,Fo,C) bf16, input frames
+ * t ≥ len_in[b] read as zero. w (C,9), b (C) fp32. */
+ct_status ct_cuda_subsample_dw(ct_cuda *c, uint16_t *y, const uint16_t *x, const float *w, const float *b,
+                               const int *len_in, int B, int Ti, int Fi, int C);
+/* Zero rows: x (B,T,inner) bf16, rows t ≥ len[b] set to 0. */
+ct_status ct_cuda_mask_rows(ct_cuda *c, uint16_t *x, const int *len, int B, int T, size_t inner);
+
+/* Decoder. x (B,d) fp32 = LN(tok_emb[tok[b]] + pos_emb[*pos]) with the table
+ * rows bf16 and LN params fp32. pos is a device int (CUDA-graph friendly). */
+ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok_emb, const uint16_t *pos_emb,
+                            const int *tok, const int *pos, const float *w, const float *b, int B, int d);
+/* Self-attention step: append k,v (rows of qkv (B,3d)) to the cache
+ * (B,S,2d) at *pos, then o (B,d) = softmax(q·Kᵀ·scale)·V over 0..*pos. */
+ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos,
+                                int B, int S, int H, int Dh);
+/* Cross-attention step: q (B,d) bf16 over kv (B,T,ld) bf16 (per frame the
+ * keys at [0,d) and values at [d,2d) of a row of ld elements), keys ≥ len[b]
+ * masked. */
+ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld,
+                                 const int *len, int B, int T, int H, int Dh);
+/* dst bf16 = src fp32, n values (async). */
+ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n);
+/* Greedy choice per row b at decoder position *pos: logits (B,V) fp32
+ * predict position *pos + 1. Writes the next token into tok[b] and
+ * out[b*ld + *pos + 1]: the prompt token prompt[*pos + 1] while
+ * *pos + 1 < prompt_len, else argmax (lowest id on ties) with eos suppressed
+ * while fewer than min_new tokens were generated; a row that emitted eos
+ * sets finished[b] and emits pad afterwards. rowlim (device, or NULL) forces
+ * row b to exactly rowlim[b] generated tokens (eos suppressed before, then
+ * finished). Then ++*pos on the device. */
+ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished, const float *logits,
+                              const int *prompt, int prompt_len, const int *rowlim, int B, int V, int eos, int pad,
+                              int min_new);
+
+/* Mel frontend. frames (rows = B·T, 400) fp32 from pcm (B, ns) fp32 with
+ * per-row lengths n[b]: pre-emphasis 0.97, zero past n[b], centre padding
+ * 256, hop 160, symmetric Hann 400 centred in the 512-point frame. */
+ct_status ct_cuda_mel_frames(ct_cuda *c, float *frames, const float *pcm, const int *n, int B, int ns, int T,
+                             const float *window);
+/* p (rows, 257) = re² + im² from spec (rows, 514) [re | im]. */
+ct_status ct_cuda_mel_power(ct_cuda *c, float *p, const float *spec, size_t rows);
+/* feats (B,T,M) fp32: log(mel + 2^-24), normalised per (b, bin) over the
+ * valid frames L[b] (variance divisor L−1), frames ≥ L[b] zero; in place. */
+ct_status ct_cuda_mel_normalize(ct_cuda *c, float *feats, const int *L, int B, int T, int M);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

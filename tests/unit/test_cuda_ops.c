@@ -1,0 +1,634 @@
+/* test_cuda_ops.c — every CUDA backend kernel against a plain CPU reference
+ * (double accumulation over the same bf16-rounded inputs), on fresh random
+ * inputs with poisoned outputs. Without CUDA compiled in, or without a usable
+ * device, every test is skipped with a visible message; with a device they
+ * must pass.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "testutil.h"
+
+#ifdef CT_HAVE_CUDA
+#include "compute/cuda/ct_cuda.h"
+
+static ct_cuda *g_cuda;
+static unsigned g_seed = 12345;
+
+static float frand(void) { /* uniform in [-1, 1) */
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return (float)((g_seed >> 8) / 8388608.0 - 1.0);
+}
+static float bfr(float x) { return ct_bf16_to_f32(ct_f32_to_bf16(x)); }
+static void fill(float *x, size_t n, float scale) {
+    for (size_t i = 0; i < n; i++) x[i] = bfr(frand() * scale);
+}
+
+/* device helpers: upload float as bf16 or f32, download bf16 or f32 */
+static void *dev_bf16(const float *x, size_t n) {
+    uint16_t *h = malloc(n * 2 + 2), *d;
+    for (size_t i = 0; i < n; i++) h[i] = ct_f32_to_bf16(x[i]);
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, (void **)&d, n * 2 + 2));
+    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, h, n * 2));
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    free(h);
+    return d;
+}
+static void *dev_f32(const float *x, size_t n) {
+    void *d;
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
+    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    return d;
+}
+static void *dev_i32(const int *x, size_t n) {
+    void *d;
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
+    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    return d;
+}
+static void *dev_poison(size_t bytes) { /* 0xff bytes: NaN in bf16 and f32 */
+    void *d;
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, bytes + 4));
+    CT_ASSERT_OK(ct_cuda_memset(g_cuda, d, 0xff, bytes));
+    return d;
+}
+static float *get_bf16(const void *d, size_t n) {
+    uint16_t *h = malloc(n * 2 + 2);
+    float *f = malloc(n * 4 + 4);
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, h, d, n * 2));
+    for (size_t i = 0; i < n; i++) f[i] = ct_bf16_to_f32(h[i]);
+    free(h);
+    return f;
+}
+static float *get_f32(const void *d, size_t n) {
+    float *f = malloc(n * 4 + 4);
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, f, d, n * 4));
+    return f;
+}
+/* relative L2 with NaN (unwritten output) failing */
+static void expect_close(const char *what, const float *got, const float *ref, size_t n, double tol) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(got[i])) fail_msg("%s: element %zu is %f (unwritten?)", what, i, got[i]);
+    double e = ct_rel_l2(got, ref, n);
+    printf("  %-28s n=%-8zu rel L2 %.3g (tol %.0e)\n", what, n, e, tol);
+    if (!(e <= tol)) fail_msg("%s: rel L2 %.3g > %.0e", what, e, tol);
+}
+
+static int setup(void **state) {
+    (void)state;
+    return 0;
+}
+
+static void test_gemm(void **state) {
+    (void)state;
+    int M = 77, N = 96, K = 136;
+    float *A = malloc(M * K * 4), *W = malloc(N * K * 4), *bias = malloc(N * 4), *C = malloc(M * N * 4),
+          *ref = malloc(M * N * 4);
+    fill(A, M * K, 1.f); fill(W, N * K, 0.2f); fill(bias, N, 1.f); fill(C, M * N, 1.f);
+    for (int act = 0; act < 2; act++) {
+        /* bf16 out, bias, optional ReLU */
+        void *dA = dev_bf16(A, M * K), *dW = dev_bf16(W, N * K), *db = dev_bf16(bias, N), *dD = dev_poison(M * N * 2);
+        ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 0, 1.f, 0.f, act ? CT_CUDA_ACT_RELU : CT_CUDA_ACT_NONE};
+        CT_ASSERT_OK(ct_cuda_gemm(g_cuda, &g));
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = bias[j];
+                for (int k = 0; k < K; k++) s += (double)A[i * K + k] * W[j * K + k];
+                ref[i * N + j] = act && s < 0 ? 0.f : (float)s;
+            }
+        float *got = get_bf16(dD, M * N);
+        expect_close(act ? "gemm bf16 bias relu" : "gemm bf16 bias", got, ref, M * N, 6e-3);
+        free(got);
+        ct_cuda_dfree(g_cuda, dA); ct_cuda_dfree(g_cuda, dW); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dD);
+    }
+    /* fp32 residual: D = 0.5·A·Wᵀ + bias + 1·C (bias not scaled by alpha) */
+    void *dA = dev_bf16(A, M * K), *dW = dev_bf16(W, N * K), *db = dev_f32(bias, N), *dD = dev_f32(C, M * N);
+    ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE};
+    CT_ASSERT_OK(ct_cuda_gemm(g_cuda, &g));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += (double)A[i * K + k] * W[j * K + k];
+            ref[i * N + j] = (float)(0.5 * s + bias[j] + C[i * N + j]);
+        }
+    float *got = get_f32(dD, M * N);
+    expect_close("gemm f32 alpha+bias+residual", got, ref, M * N, 1e-5);
+    free(got);
+    ct_cuda_dfree(g_cuda, dA); ct_cuda_dfree(g_cuda, dW); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dD);
+    free(A); free(W); free(bias); free(C); free(ref);
+}
+
+static void test_bgemm(void **state) {
+    (void)state;
+    int M = 33, N = 40, K = 24, nb = 3;
+    float *A = malloc(nb * M * K * 4), *Bm = malloc(nb * N * K * 4), *ref = malloc(nb * M * N * 4);
+    fill(A, nb * M * K, 1.f); fill(Bm, nb * N * K, 1.f);
+    for (int trans = 0; trans < 2; trans++) {
+        void *dA = dev_bf16(A, nb * M * K), *dB = dev_bf16(Bm, nb * N * K), *dD = dev_poison(nb * M * N * 4);
+        ct_cuda_bgemm_args g = {M, N, K, nb, dA, K, (long long)M * K, dB, trans ? K : N, (long long)N * K, trans,
+                                dD, N, (long long)M * N, 1, 0.75f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g));
+        for (int b = 0; b < nb; b++)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++)
+                        s += (double)A[b * M * K + i * K + k] *
+                             (trans ? Bm[b * N * K + j * K + k] : Bm[b * N * K + k * N + j]);
+                    ref[b * M * N + i * N + j] = (float)(0.75 * s);
+                }
+        float *got = get_f32(dD, nb * M * N);
+        expect_close(trans ? "bgemm B transposed" : "bgemm B plain", got, ref, nb * M * N, 1e-5);
+        free(got);
+        ct_cuda_dfree(g_cuda, dA); ct_cuda_dfree(g_cuda, dB); ct_cuda_dfree(g_cuda, dD);
+    }
+    free(A); free(Bm); free(ref);
+}
+
+static void ln_ref(float *y, const float *x, const float *w, const float *b, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        double m = 0, v = 0;
+        for (int i = 0; i < n; i++) m += x[r * n + i];
+        m /= n;
+        for (int i = 0; i < n; i++) v += (x[r * n + i] - m) * (x[r * n + i] - m);
+        v /= n;
+        for (int i = 0; i < n; i++) y[r * n + i] = (float)((x[r * n + i] - m) / sqrt(v + 1e-5) * w[i] + b[i]);
+    }
+}
+
+static void test_layernorm(void **state) {
+    (void)state;
+    for (int pass = 0; pass < 2; pass++) { /* warp-per-row path (n % 128 == 0), block path */
+    int rows = 19, n = pass ? 200 : 1280;
+    float *x = malloc(rows * n * 4), *w = malloc(n * 4), *b = malloc(n * 4), *ref = malloc(rows * n * 4);
+    fill(x, rows * n, 3.f); fill(w, n, 1.f); fill(b, n, 1.f);
+    for (int i = 0; i < rows * n; i++) x[i] += 2.f; /* a mean to remove */
+    ln_ref(ref, x, w, b, rows, n);
+    void *dx = dev_f32(x, rows * n), *dw = dev_f32(w, n), *db = dev_f32(b, n), *dy = dev_poison(rows * n * 2);
+    CT_ASSERT_OK(ct_cuda_layernorm(g_cuda, dy, dx, dw, db, rows, n, 1e-5f));
+    float *got = get_bf16(dy, rows * n);
+    expect_close("layernorm bf16 out", got, ref, rows * n, 5e-3);
+    free(got);
+    {
+        /* fused pair: y = LN1(x) fp32, a = LN2(y) bf16 */
+        float *w2 = malloc(n * 4), *b2 = malloc(n * 4), *ref2 = malloc(rows * n * 4);
+        fill(w2, n, 1.f); fill(b2, n, 1.f);
+        ln_ref(ref2, ref, w2, b2, rows, n);
+        void *dw2 = dev_f32(w2, n), *db2 = dev_f32(b2, n), *dy2 = dev_poison(rows * n * 4), *da2 = dev_poison(rows * n * 2);
+        CT_ASSERT_OK(ct_cuda_layernorm2(g_cuda, dy2, da2, dx, dw, db, dw2, db2, rows, n, 1e-5f));
+        float *g1 = get_f32(dy2, rows * n), *g2 = get_bf16(da2, rows * n);
+        expect_close("layernorm2 first (f32)", g1, ref, rows * n, 1e-5);
+        expect_close("layernorm2 second (bf16)", g2, ref2, rows * n, 5e-3);
+        free(g1); free(g2); free(w2); free(b2); free(ref2);
+        ct_cuda_dfree(g_cuda, dw2); ct_cuda_dfree(g_cuda, db2); ct_cuda_dfree(g_cuda, dy2); ct_cuda_dfree(g_cuda, da2);
+    }
+    CT_ASSERT_OK(ct_cuda_layernorm_f32(g_cuda, dx, dx, dw, db, rows, n, 1e-5f)); /* in place */
+    got = get_f32(dx, rows * n);
+    expect_close("layernorm f32 in place", got, ref, rows * n, 1e-5);
+    free(got);
+    ct_cuda_dfree(g_cuda, dx); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dy);
+    free(x); free(w); free(b); free(ref);
+    }
+}
+
+/* The whole relative-position attention (minus projections) against a CPU
+ * version written straight from MODEL.md: scores (q+u)·k_j + (q+v)·R[T−1−(i−j)]. */
+static void test_relattn(void **state) {
+    (void)state;
+    int B = 3, T = 37, H = 2, Dh = 32, D = H * Dh;
+    int len[3] = {37, 20, 1};
+    size_t R = (size_t)B * T;
+    float *qkv = malloc(R * 3 * D * 4), *u = malloc(D * 4), *v = malloc(D * 4), *rp = malloc((2 * T - 1) * D * 4);
+    fill(qkv, R * 3 * D, 1.f); fill(u, D, 0.5f); fill(v, D, 0.5f); fill(rp, (2 * T - 1) * D, 1.f);
+    float scale = 1.f / sqrtf((float)Dh);
+    float *ref = calloc(R * D, 4);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < len[b]; i++) {
+                double s[64], mx = -1e30, sum = 0;
+                const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
+                for (int j = 0; j < len[b]; j++) {
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
+                    const float *r = rp + (size_t)(T - 1 - (i - j)) * D + h * Dh;
+                    double a = 0, c = 0;
+                    for (int e = 0; e < Dh; e++) {
+                        a += (double)bfr(q[e] + u[h * Dh + e]) * k[e];
+                        c += (double)bfr(q[e] + v[h * Dh + e]) * r[e];
+                    }
+                    s[j] = (a + c) * scale;
+                    if (s[j] > mx) mx = s[j];
+                }
+                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
+                for (int e = 0; e < Dh; e++) {
+                    double o = 0;
+                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
+                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
+                }
+            }
+    void *dqkv = dev_bf16(qkv, R * 3 * D), *du = dev_f32(u, D), *dv = dev_f32(v, D), *drp = dev_bf16(rp, (2 * T - 1) * D);
+    void *dlen = dev_i32(len, B);
+    void *qu = dev_poison(R * D * 2), *qv = dev_poison(R * D * 2), *k = dev_poison(R * D * 2), *vv = dev_poison(R * D * 2);
+    void *ac = dev_poison(H * R * T * 4), *bd = dev_poison(H * R * (2 * T - 1) * 4), *P = dev_poison(H * R * T * 2);
+    void *oh = dev_poison(R * D * 2), *o = dev_poison(R * D * 2);
+    CT_ASSERT_OK(ct_cuda_relattn_prep(g_cuda, qu, qv, k, vv, dqkv, du, dv, B, T, H, Dh));
+    ct_cuda_bgemm_args a1 = {T, T, Dh, H * B, qu, Dh, (long long)T * Dh, k, Dh, (long long)T * Dh, 1, ac, T, (long long)T * T, 1, 1.f};
+    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a1));
+    ct_cuda_bgemm_args a2 = {(int)R, 2 * T - 1, Dh, H, qv, Dh, (long long)R * Dh, drp, D, Dh, 1, bd, 2 * T - 1,
+                             (long long)R * (2 * T - 1), 1, 1.f};
+    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a2));
+    CT_ASSERT_OK(ct_cuda_relattn_softmax(g_cuda, P, ac, bd, dlen, B, T, H, scale));
+    ct_cuda_bgemm_args a3 = {T, Dh, T, H * B, P, T, (long long)T * T, vv, Dh, (long long)T * Dh, 0, oh, Dh, (long long)T * Dh, 0, 1.f};
+    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a3));
+    CT_ASSERT_OK(ct_cuda_heads_merge(g_cuda, o, oh, B, T, H, Dh));
+    float *got = get_bf16(o, R * D);
+    expect_close("rel-pos attention (masked)", got, ref, R * D, 1e-2);
+    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
+        for (int i = len[b]; i < T; i++)
+            for (int e = 0; e < D; e++)
+                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
+    free(got);
+    /* the engine's path: GEMMs straight on the qkv rows, u/v as bias terms */
+    {
+        long long sq = (long long)T * 3 * D;
+        void *uk = dev_poison(H * R * 4), *vr = dev_poison(H * (2 * T - 1) * 4), *o2 = dev_poison(R * D * 2);
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, ac, 0xff, H * R * T * 4));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * (2 * T - 1) * 4));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
+        CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
+                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+        }
+        int ldbd = (2 * T - 1 + 7) & ~7; /* padded rows, as the engine uses */
+        ct_cuda_dfree(g_cuda, bd);
+        bd = dev_poison(H * R * ldbd * 4);
+        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 1, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        float *g = get_bf16(o2, R * D);
+        /* padded query rows come out as P = 0 rows: zero */
+        expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
+        free(g);
+        ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
+    }
+    got = get_bf16(o, R * D);
+    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
+        for (int i = len[b]; i < T; i++)
+            for (int e = 0; e < D; e++)
+                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
+    free(got);
+    void *ptrs[] = {dqkv, du, dv, drp, dlen, qu, qv, k, vv, ac, bd, P, oh, o};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
+    /* the position table */
+    int Tp = 11, dp = 64;
+    void *pe = dev_poison((2 * Tp - 1) * dp * 2);
+    CT_ASSERT_OK(ct_cuda_relpos_table(g_cuda, pe, Tp, dp));
+    float *pt = get_bf16(pe, (2 * Tp - 1) * dp), *pr = malloc((2 * Tp - 1) * dp * 4);
+    for (int r = 0; r < 2 * Tp - 1; r++)
+        for (int i = 0; i < dp / 2; i++) {
+            double f = 1.0 / pow(10000.0, 2.0 * i / dp), p = Tp - 1 - r;
+            pr[r * dp + 2 * i] = (float)sin(p * f);
+            pr[r * dp + 2 * i + 1] = (float)cos(p * f);
+        }
+    expect_close("relative position table", pt, pr, (2 * Tp - 1) * dp, 4e-3);
+    free(pt); free(pr); ct_cuda_dfree(g_cuda, pe);
+    free(qkv); free(u); free(v); free(rp); free(ref);
+}
+
+static void test_conv_module(void **state) {
+    (void)state;
+    float *got;
+    /* K = 9: the sliding-window kernel over several time tiles, a length
+     * ending mid-tile; K = 7: the generic kernel */
+    for (int pass = 0; pass < 2; pass++) {
+    int B = 2, T = pass ? 23 : 150, d = 48, K = pass ? 7 : 9;
+    int len[2] = {T, pass ? 9 : 70};
+    float *a = malloc(B * T * 2 * d * 4), *w = malloc(d * K * 4), *bias = malloc(d * 4), *ref = malloc(B * T * d * 4);
+    fill(a, B * T * 2 * d, 2.f); fill(w, d * K, 0.5f); fill(bias, d, 0.5f);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < d; c++) {
+                double s = bias[c];
+                for (int k = 0; k < K; k++) {
+                    int tt = t + k - K / 2;
+                    if (tt < 0 || tt >= len[b]) continue;
+                    const float *r = a + ((size_t)b * T + tt) * 2 * d;
+                    s += w[c * K + k] * r[c] / (1.0 + exp(-r[c + d]));
+                }
+                ref[((size_t)b * T + t) * d + c] = (float)(s / (1.0 + exp(-s)));
+            }
+    void *da = dev_bf16(a, B * T * 2 * d), *dw = dev_f32(w, d * K), *db = dev_f32(bias, d), *dl = dev_i32(len, B),
+         *dy = dev_poison(B * T * d * 2);
+    CT_ASSERT_OK(ct_cuda_glu_dwconv_silu(g_cuda, dy, da, dw, db, dl, B, T, d, K));
+    got = get_bf16(dy, B * T * d);
+    expect_close(pass ? "GLU+dwconv7+BN+SiLU (generic)" : "GLU+dwconv9+BN+SiLU (window)", got, ref, B * T * d, 5e-3);
+    free(got);
+    ct_cuda_dfree(g_cuda, da); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dl);
+    ct_cuda_dfree(g_cuda, dy);
+    free(a); free(w); free(bias); free(ref);
+    }
+    /* SiLU: 16-byte path (n % 8 == 0) and the scalar path */
+    for (int n = 1000; n <= 1003; n += 3) {
+    float *x = malloc(n * 4), *r2 = malloc(n * 4);
+    fill(x, n, 6.f);
+    for (int i = 0; i < n; i++) r2[i] = (float)(x[i] / (1.0 + exp(-x[i])));
+    void *dx = dev_bf16(x, n);
+    CT_ASSERT_OK(ct_cuda_silu(g_cuda, dx, n));
+    got = get_bf16(dx, n);
+    expect_close(n == 1000 ? "SiLU (vector)" : "SiLU (scalar)", got, r2, n, 5e-3);
+    free(got); free(x); free(r2); ct_cuda_dfree(g_cuda, dx);
+    }
+}
+
+static void test_subsampling(void **state) {
+    (void)state;
+    int B = 2, T = 21, F = 16, C = 32;
+    int L0[2] = {20, 7}, L1[2] = {(20 - 1) / 2 + 1, (7 - 1) / 2 + 1};
+    int T1 = (T - 1) / 2 + 1, F1 = (F - 1) / 2 + 1, T2 = (T1 - 1) / 2 + 1, F2 = (F1 - 1) / 2 + 1;
+    float *x = malloc(B * T * F * 4), *w = malloc(C * 9 * 4), *bias = malloc(C * 4);
+    fill(x, B * T * F, 2.f); fill(w, C * 9, 0.5f); fill(bias, C, 0.5f);
+    float *r1 = malloc(B * T1 * F1 * C * 4), *r2 = malloc(B * T2 * F2 * C * 4);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T1; t++)
+            for (int f = 0; f < F1; f++)
+                for (int c = 0; c < C; c++) {
+                    double s = bias[c];
+                    for (int kt = 0; kt < 3; kt++)
+                        for (int kf = 0; kf < 3; kf++) {
+                            int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
+                            if (ti < 0 || ti >= L0[b] || fi < 0 || fi >= F) continue;
+                            s += w[c * 9 + kt * 3 + kf] * x[((size_t)b * T + ti) * F + fi];
+                        }
+                    r1[(((size_t)b * T1 + t) * F1 + f) * C + c] = t < L1[b] && s > 0 ? bfr((float)s) : 0.f;
+                }
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T2; t++)
+            for (int f = 0; f < F2; f++)
+                for (int c = 0; c < C; c++) {
+                    double s = bias[c];
+                    for (int kt = 0; kt < 3; kt++)
+                        for (int kf = 0; kf < 3; kf++) {
+                            int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
+                            if (ti < 0 || ti >= L1[b] || fi < 0 || fi >= F1) continue;
+                            s += w[c * 9 + kt * 3 + kf] * r1[(((size_t)b * T1 + ti) * F1 + fi) * C + c];
+                        }
+                    r2[(((size_t)b * T2 + t) * F2 + f) * C + c] = (float)s;
+                }
+    void *dx = dev_f32(x, B * T * F), *dw = dev_f32(w, C * 9), *db = dev_f32(bias, C), *dl0 = dev_i32(L0, B),
+         *dl1 = dev_i32(L1, B), *y1 = dev_poison(B * T1 * F1 * C * 2), *y2 = dev_poison(B * T2 * F2 * C * 2);
+    CT_ASSERT_OK(ct_cuda_subsample_conv0(g_cuda, y1, dx, dw, db, dl0, dl1, B, T, F, C));
+    CT_ASSERT_OK(ct_cuda_subsample_dw(g_cuda, y2, y1, dw, db, dl1, B, T1, F1, C));
+    float *g1 = get_bf16(y1, B * T1 * F1 * C), *g2 = get_bf16(y2, B * T2 * F2 * C);
+    expect_close("subsampling conv0+ReLU+mask", g1, r1, B * T1 * F1 * C, 5e-3);
+    expect_close("subsampling depthwise s2", g2, r2, B * T2 * F2 * C, 5e-3);
+    free(g1); free(g2);
+    void *ptrs[] = {dx, dw, db, dl0, dl1, y1, y2};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
+    free(x); free(w); free(bias); free(r1); free(r2);
+}
+
+static void attn_ref(float *o, const float *q, const float *kv, size_t ld, int n, int Dh) {
+    double s[512], mx = -1e30, sum = 0;
+    for (int j = 0; j < n; j++) {
+        double a = 0;
+        for (int e = 0; e < Dh; e++) a += (double)q[e] * kv[j * ld + e];
+        s[j] = a / sqrt((double)Dh);
+        if (s[j] > mx) mx = s[j];
+    }
+    for (int j = 0; j < n; j++) sum += s[j] = exp(s[j] - mx);
+    for (int e = 0; e < Dh; e++) {
+        double a = 0;
+        for (int j = 0; j < n; j++) a += s[j] / sum * kv[j * ld + ld / 2 + e];
+        o[e] = (float)a;
+    }
+}
+
+static void test_decoder_attn(void **state) {
+    (void)state;
+    int B = 3, H = 2, Dh = 64, d = H * Dh, S = 9, T = 30;
+    /* self attention: run 5 positions, check the last one */
+    float *qkv = malloc(S * B * 3 * d * 4), *ref = malloc(B * d * 4), *cache = malloc(B * S * 2 * d * 4);
+    fill(qkv, S * B * 3 * d, 1.f);
+    void *dc = dev_poison(B * S * 2 * d * 2), *dpos, *dout = dev_poison(B * d * 2);
+    int pos = 0;
+    dpos = dev_i32(&pos, 1);
+    void *dq = NULL;
+    int P = 5;
+    for (int p = 0; p < P; p++) {
+        dq = dev_bf16(qkv + (size_t)p * B * 3 * d, B * 3 * d);
+        CT_ASSERT_OK(ct_cuda_h2d(g_cuda, dpos, &p, 4));
+        CT_ASSERT_OK(ct_cuda_dec_self_attn(g_cuda, dout, dq, dc, dpos, B, S, H, Dh));
+        CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+        ct_cuda_dfree(g_cuda, dq);
+    }
+    for (int b = 0; b < B; b++)
+        for (int p = 0; p < P; p++)
+            for (int e = 0; e < d; e++) {
+                cache[((size_t)b * S + p) * 2 * d + e] = qkv[((size_t)p * B + b) * 3 * d + d + e];
+                cache[((size_t)b * S + p) * 2 * d + d + e] = qkv[((size_t)p * B + b) * 3 * d + 2 * d + e];
+            }
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            float kvh[9 * 256];
+            for (int p = 0; p < P; p++)
+                for (int e = 0; e < Dh; e++) {
+                    kvh[p * 2 * Dh + e] = cache[((size_t)b * S + p) * 2 * d + h * Dh + e];
+                    kvh[p * 2 * Dh + Dh + e] = cache[((size_t)b * S + p) * 2 * d + d + h * Dh + e];
+                }
+            attn_ref(ref + b * d + h * Dh, qkv + ((size_t)(P - 1) * B + b) * 3 * d + h * Dh, kvh, 2 * Dh, P, Dh);
+        }
+    float *got = get_bf16(dout, B * d);
+    expect_close("decoder self-attn + KV cache", got, ref, B * d, 6e-3);
+    free(got);
+    /* cross attention over a stacked (T, ld) K/V with masked frames */
+    int len[3] = {30, 11, 1}, L = 2;
+    size_t ld = (size_t)L * 2 * d;
+    float *kv = malloc(B * T * ld * 4), *q = malloc(B * d * 4);
+    fill(kv, B * T * ld, 1.f); fill(q, B * d, 1.f);
+    int layer = 1;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            float *kvh = malloc(T * 2 * Dh * 4);
+            for (int j = 0; j < T; j++)
+                for (int e = 0; e < Dh; e++) {
+                    kvh[j * 2 * Dh + e] = kv[((size_t)b * T + j) * ld + layer * 2 * d + h * Dh + e];
+                    kvh[j * 2 * Dh + Dh + e] = kv[((size_t)b * T + j) * ld + layer * 2 * d + d + h * Dh + e];
+                }
+            attn_ref(ref + b * d + h * Dh, q + b * d + h * Dh, kvh, 2 * Dh, len[b], Dh);
+            free(kvh);
+        }
+    void *dkv = dev_bf16(kv, B * T * ld), *dqq = dev_bf16(q, B * d), *dl = dev_i32(len, B);
+    CT_ASSERT_OK(ct_cuda_dec_cross_attn(g_cuda, dout, dqq, (uint16_t *)dkv + layer * 2 * d, ld, dl, B, T, H, Dh));
+    got = get_bf16(dout, B * d);
+    expect_close("decoder cross-attn masked", got, ref, B * d, 6e-3);
+    free(got);
+    void *ptrs[] = {dc, dpos, dout, dkv, dqq, dl};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
+    free(qkv); free(ref); free(cache); free(kv); free(q);
+}
+
+static void test_greedy(void **state) {
+    (void)state;
+    int B = 3, V = 5000, S = 8, eos = 3, pad = 2;
+    int prompt[2] = {13, 7};
+    float *lg = malloc(B * V * 4);
+    fill(lg, B * V, 1.f);
+    lg[0 * V + 4000] = 5.f; lg[0 * V + 100] = 5.f; /* tie: lowest id wins */
+    lg[1 * V + eos] = 9.f; lg[1 * V + 77] = 8.f;   /* eos banned while < min_new */
+    lg[2 * V + eos] = 9.f;
+    int tok[3] = {13, 13, 13}, pos = 0, fin[3] = {0, 0, 0}, lim[3] = {-1, -1, 0};
+    int *out = malloc(B * S * 4);
+    for (int i = 0; i < B * S; i++) out[i] = -1;
+    void *dt = dev_i32(tok, B), *dout = dev_i32(out, B * S), *dp = dev_i32(&pos, 1), *df = dev_i32(fin, B),
+         *dl = dev_f32(lg, B * V), *dpr = dev_i32(prompt, 2), *dlim = dev_i32(lim, B);
+    /* step at pos 0 → prompt[1] forced */
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, B, V, eos, pad, 1));
+    /* step at pos 1 → argmax, eos banned (generated 0 < min_new 1) */
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, dlim, B, V, eos, pad, 1));
+    /* step at pos 2 → eos allowed now */
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, B, V, eos, pad, 1));
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, out, dout, B * S * 4));
+    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, &pos, dp, 4));
+    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, fin, df, B * 4));
+    assert_int_equal(pos, 3);
+    assert_int_equal(out[0 * S + 1], 7);
+    assert_int_equal(out[0 * S + 2], 100);
+    assert_int_equal(out[1 * S + 2], 77);
+    assert_int_equal(out[1 * S + 3], eos);
+    assert_int_equal(fin[1], 1);
+    assert_int_equal(out[2 * S + 2], pad); /* row limit 0: nothing generated */
+    assert_int_equal(out[2 * S + 3], pad);
+    void *ptrs[] = {dt, dout, dp, df, dl, dpr, dlim};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
+    free(lg); free(out);
+}
+
+/* GPU mel pieces against a direct double-precision DFT of MODEL.md's recipe. */
+static void test_mel(void **state) {
+    (void)state;
+    int B = 2, M = 16;
+    int n[2] = {8000, 3205};
+    int ns = 8000, T = 1 + ns / 160;
+    float *pcm = calloc(B * ns, 4), *win = malloc(400 * 4);
+    for (int i = 0; i < B * ns; i++) pcm[i] = 0.1f * frand();
+    for (int k = 0; k < 400; k++) win[k] = (float)(0.5 - 0.5 * cos(2 * M_PI * k / 399.0));
+    /* a small random "filterbank" (257, M) exercises the same GEMM path */
+    float *fbt = malloc(257 * M * 4), *dft = malloc(400 * 514 * 4);
+    for (int i = 0; i < 257 * M; i++) fbt[i] = fabsf(frand()) * 0.01f;
+    for (int k = 0; k < 400; k++)
+        for (int f = 0; f < 257; f++) {
+            double a = 2 * M_PI * f * (k + 56) / 512.0;
+            dft[k * 514 + f] = (float)cos(a);
+            dft[k * 514 + 257 + f] = (float)-sin(a);
+        }
+    int L[2] = {n[0] / 160, n[1] / 160};
+    float *ref = calloc(B * T * M, 4);
+    double *lm = malloc(T * M * 8);
+    for (int b = 0; b < B; b++) {
+        const float *x = pcm + b * ns;
+        for (int f = 0; f < T; f++) {
+            double pw[257];
+            for (int k = 0; k < 257; k++) {
+                double re = 0, im = 0;
+                for (int j = 0; j < 400; j++) {
+                    int s = f * 160 - 200 + j;
+                    double y = s < 0 || s >= n[b] ? 0 : s == 0 ? x[0] : x[s] - 0.97f * x[s - 1];
+                    re += y * win[j] * cos(2 * M_PI * k * (j + 56) / 512.0);
+                    im -= y * win[j] * sin(2 * M_PI * k * (j + 56) / 512.0);
+                }
+                pw[k] = re * re + im * im;
+            }
+            for (int m = 0; m < M; m++) {
+                double s = 0;
+                for (int k = 0; k < 257; k++) s += fbt[k * M + m] * pw[k];
+                lm[f * M + m] = log(s + 5.9604644775390625e-08);
+            }
+        }
+        for (int m = 0; m < M; m++) {
+            double mean = 0, var = 0;
+            for (int f = 0; f < L[b]; f++) mean += lm[f * M + m];
+            mean /= L[b];
+            for (int f = 0; f < L[b]; f++) var += (lm[f * M + m] - mean) * (lm[f * M + m] - mean);
+            var /= (L[b] - 1);
+            for (int f = 0; f < L[b]; f++) ref[(b * T + f) * M + m] = (float)((lm[f * M + m] - mean) / (sqrt(var) + 1e-5));
+        }
+    }
+    void *dp = dev_f32(pcm, B * ns), *dn = dev_i32(n, B), *dw = dev_f32(win, 400), *dL = dev_i32(L, B),
+         *dfb = dev_f32(fbt, 257 * M), *ddft = dev_f32(dft, 400 * 514);
+    void *fr = dev_poison(B * T * 400 * 4), *sp = dev_poison(B * T * 514 * 4), *pw = dev_poison(B * T * 257 * 4),
+         *ft = dev_poison(B * T * M * 4);
+    CT_ASSERT_OK(ct_cuda_mel_frames(g_cuda, fr, dp, dn, B, ns, T, dw));
+    CT_ASSERT_OK(ct_cuda_sgemm(g_cuda, B * T, 514, 400, fr, 400, ddft, 514, sp, 514));
+    CT_ASSERT_OK(ct_cuda_mel_power(g_cuda, pw, sp, (size_t)B * T));
+    CT_ASSERT_OK(ct_cuda_sgemm(g_cuda, B * T, M, 257, pw, 257, dfb, M, ft, M));
+    CT_ASSERT_OK(ct_cuda_mel_normalize(g_cuda, ft, dL, B, T, M));
+    float *got = get_f32(ft, B * T * M);
+    expect_close("mel frontend (fp32)", got, ref, B * T * M, 1e-4);
+    free(got);
+    void *ptrs[] = {dp, dn, dw, dL, dfb, ddft, fr, sp, pw, ft};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
+    free(pcm); free(win); free(fbt); free(dft); free(ref); free(lm);
+}
+
+static void test_alloc_injection(void **state) {
+    (void)state;
+    void *p = NULL;
+    ct_cuda_set_fail_alloc_above(g_cuda, 1 << 20);
+    CT_ASSERT_STATUS(ct_cuda_malloc(g_cuda, &p, 2 << 20), CT_ERR_OOM);
+    CT_ASSERT_ERROR_HAS("CT_CUDA_FAIL_ALLOC_ABOVE");
+    assert_null(p);
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &p, 1 << 20));
+    ct_cuda_dfree(g_cuda, p);
+    ct_cuda_set_fail_alloc_above(g_cuda, 0);
+    /* a real allocation failure maps to CT_ERR_OOM too */
+    CT_ASSERT_STATUS(ct_cuda_malloc(g_cuda, &p, (size_t)1 << 50), CT_ERR_OOM);
+    CT_ASSERT_OK(ct_cuda_sync(g_cuda)); /* and leaves the context usable */
+}
+#endif
+
+int main(void) {
+#ifndef CT_HAVE_CUDA
+    printf("SKIP test_cuda_ops: built without CUDA (no nvcc at configure time)\n");
+    return 0;
+#else
+    const char *why = "";
+    if (!ct_cuda_available(&why)) {
+        printf("SKIP test_cuda_ops: %s — CUDA kernels compiled but not run\n", why);
+        return 0;
+    }
+    if (ct_cuda_create(&g_cuda) != CT_OK) {
+        printf("FAIL: ct_cuda_create: %s\n", ct_last_error());
+        return 1;
+    }
+    char name[128];
+    size_t total = 0, freeb = 0;
+    if (ct_cuda_info(g_cuda, name, sizeof name, &total, &freeb) == CT_OK)
+        printf("device: %s, %.1f GiB\n", name, total / 1073741824.0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm),          cmocka_unit_test(test_bgemm),
+        cmocka_unit_test(test_layernorm),     cmocka_unit_test(test_relattn),
+        cmocka_unit_test(test_conv_module),   cmocka_unit_test(test_subsampling),
+        cmocka_unit_test(test_decoder_attn),  cmocka_unit_test(test_greedy),
+        cmocka_unit_test(test_mel),           cmocka_unit_test(test_alloc_injection),
+    };
+    int r = cmocka_run_group_tests(tests, setup, NULL);
+    ct_cuda_free(g_cuda);
+    return r;
+#endif
+}

@@ -1,0 +1,30 @@
+#!/bin/bash
+# build.sh — build the CUDA backend, the scheduler and their test/bench
+# programs on the device machine with nvcc + gcc directly: the device image
+# lacks the -dev packages the full CMake build requires (jansson, FFmpeg,
+# libsndfile, utf8proc, cmocka; see tools/device/probe.sh), so this compiles
+# only what the device runs. cmocka comes as Debian .debs carried in
+# build-devdeps/ (unpacked under /tmp). Output: $BUILD (default build-dev/).
+set -euo pipefail
+BUILD=${BUILD:-build-dev}
+mkdir -p "$BUILD/obj"
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+NV="$CUDA/bin/nvcc -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90 -O3 \
+  --expt-relaxed-constexpr -Isrc -Iinclude -DCT_HAVE_CUDA -Xcompiler=-Wall,-Wno-unused-parameter,-Wno-format-truncation"
+CC="gcc -std=c17 -O2 -D_GNU_SOURCE -DCT_VERSION=\"0.1.0\" -DCT_HAVE_CUDA -Isrc -Iinclude -Wall -Wno-unused-parameter -Wno-format-truncation"
+pids=()
+for f in src/compute/cuda/*.cu; do $NV -c "$f" -o "$BUILD/obj/$(basename "$f").o" & pids+=($!); done
+for f in src/core/*.c src/asr/scheduler.c src/asr/breaker.c; do $CC -c "$f" -o "$BUILD/obj/$(basename "$f").o" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p"; done
+ar rcs "$BUILD/libct_dev.a" "$BUILD"/obj/*.o
+LIBS="-L$CUDA/lib64 -lcublasLt -lcublas -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm"
+$CC -Itools/bench tools/bench/bench_cuda_asr.c "$BUILD/libct_dev.a" $LIBS -o "$BUILD/bench_cuda_asr"
+if ls build-devdeps/*.deb >/dev/null 2>&1; then
+  rm -rf /tmp/cmocka && mkdir -p /tmp/cmocka
+  for d in build-devdeps/*.deb; do dpkg -x "$d" /tmp/cmocka; done
+  CM="-I/tmp/cmocka/usr/include -L/tmp/cmocka/usr/lib/x86_64-linux-gnu -Wl,-rpath,/tmp/cmocka/usr/lib/x86_64-linux-gnu -lcmocka"
+  for t in test_cuda_ops test_scheduler; do
+    $CC -Itests/unit -I/tmp/cmocka/usr/include tests/unit/$t.c tests/unit/testutil.c "$BUILD/libct_dev.a" $CM $LIBS -o "$BUILD/$t"
+  done
+fi
+echo "built: $(ls "$BUILD" | tr '\n' ' ')"

@@ -1,0 +1,75 @@
+# summarize.py — one table from the JSON lines that run.sh's logs hold:
+# ceilings, parity, transformers vs this engine with ratios, mixed lengths,
+# OOM/fatal injection. Usage: python3 summarize.py LOG...
+import json, sys
+
+rows = []
+for path in sys.argv[1:]:
+    for line in open(path, errors="replace"):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                r = json.loads(line)
+                r["_log"] = path.rsplit("/", 1)[-1]
+                rows.append(r)
+            except ValueError:
+                pass
+
+def pick(what, **kw):
+    return [r for r in rows if r.get("what") == what and all(r.get(k) == v for k, v in kw.items())]
+
+out = []
+def line(name, value, note=""):
+    out.append(f"{name:<44} {value:>16}  {note}")
+
+for r in pick("ceiling_gemm_bf16"):
+    line("torch bf16 GEMM 8192^3 (TFLOP/s)", f"{r['tflops']:.0f}")
+for r in pick("ceiling_copy"):
+    line("device copy bandwidth (TB/s, r+w)", f"{r['tbps']:.2f}")
+peak = None
+for r in pick("ceiling_gemm_bf16_cublaslt"):
+    peak = r["tflops"]
+    line("cuBLASLt bf16 GEMM 8192^3 (TFLOP/s)", f"{peak:.0f}")
+for r in pick("parity"):
+    tag = f"{r['_log'].split('.')[0]}/{r['input']}"
+    line(f"parity {tag}: encoder rel L2", f"{r['enc_rel_l2']:.2e}", "target ≤ 2e-2 (bf16 vs bf16)")
+    line(f"parity {tag}: first logits rel L2", f"{r['first_logits_rel_l2']:.2e}", "target ≤ 2e-2")
+    if r["input"] == "pcm_gpu_mel":
+        line(f"parity {tag}: GPU mel features rel L2", f"{r['features_rel_l2']:.2e}")
+    line(f"parity {tag}: greedy tokens equal", f"{r['greedy_same']}/{r['greedy_total']}")
+tf = pick("tf_bench", batch=128)
+cu = [r for r in pick("cuda_bench") if r["batch"] == 128]
+if tf:
+    t = tf[-1]
+    line("transformers: features (CPU) s", f"{t['fe_s']:.3f}")
+    line("transformers: encoder s", f"{t['encoder_s']:.3f}")
+    line("transformers: generate s", f"{t['generate_s']:.3f}")
+    line("transformers: features + generate s", f"{t['fe_plus_generate_s']:.3f}", f"RTFx {t['rtfx_total']}")
+if cu:
+    c = cu[-1]
+    line("cuda: mel (GPU) s", f"{c['mel_s']:.3f}")
+    line("cuda: encoder s", f"{c['encoder_s']:.3f}", f"{c['encoder_tflops']:.0f} TFLOP/s of {c['encoder_tflop']:.0f} TFLOP")
+    line("cuda: decoder (100 steps + prompt) s", f"{c['decoder_s']:.3f}")
+    line("cuda: PCM -> tokens total s", f"{c['total_s']:.3f}", f"RTFx {c['rtfx_total']}")
+    if peak:
+        line("cuda encoder / cuBLASLt GEMM rate", f"{c['encoder_tflops'] / peak:.2f}", "target ≈ 0.6")
+if tf and cu:
+    t, c = tf[-1], cu[-1]
+    line("RATIO total (tf fe+generate / cuda)", f"{t['fe_plus_generate_s'] / c['total_s']:.2f}x", "target ≥ 3")
+    line("RATIO encoder (tf / cuda)", f"{t['encoder_s'] / c['encoder_s']:.2f}x", "target ≥ 1.8")
+    line("transformers encoder TFLOP/s (same FLOP count)", f"{c['encoder_tflop'] / t['encoder_s']:.0f}")
+sched = {r["run"]: r for r in pick("sched")}
+for name, r in sched.items():
+    line(f"sched {name}: completed/items", f"{r['completed']}/{r['items']}",
+         f"RTFx {r['rtfx']} batches {r['batches']} calls {r['calls']} oom_retries {r['oom_retries']} "
+         f"cap {r['final_cap']} breaker {r['breaker_open']} {r['status']}")
+if "mixed_2_35s" in sched and "uniform_30s" in sched:
+    line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
+         "target ≥ 0.70")
+for r in pick("encoder_profile"):
+    items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
+    tot = sum(v for _, v in items)
+    line("encoder profile (events, ms)", f"{tot:.1f}", " ".join(f"{k}={v:.1f}" for k, v in items))
+for r in pick("error"):
+    line(f"ERROR in {r['_log']} at {r['at']}", "", r["message"][:200])
+print("\n".join(out))

@@ -57,7 +57,8 @@ typedef struct ct_asr_clip {
 typedef struct ct_asr_result {
     int n;
     ct_asr_clip *clips;
-    double seconds_mel, seconds_encoder, seconds_decoder;
+    double seconds_mel, seconds_encoder, seconds_decoder; /* wall clock */
+    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads) */
     double audio_seconds;
     size_t arena_bytes; /* activation + workspace arenas held */
 } ct_asr_result;

@@ -25,6 +25,12 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double peak_rss_gb(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -50,19 +56,23 @@ static double encoder_flops(const ct_asr_hparams *hp, int B, int T, int L) {
     return (double)B * sub + hp->enc_layers * layer;
 }
 
-static double sgemm_gflops(int M, int N, int K, int reps) {
+/* Best of reps: wall GFLOP/s; *per_cpu_s gets GFLOP per CPU-second (all threads). */
+static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
     float *a = malloc(sizeof(float) * (size_t)M * K), *b = malloc(sizeof(float) * (size_t)N * K),
           *c = malloc(sizeof(float) * (size_t)M * N);
     for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
     for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)((i * 40503u) % 1000) * 1e-3f - 0.5f;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N); /* warm-up */
-    double best = 1e30;
+    double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t = now();
+        double t = now(), tc = cpu_now();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
         t = now() - t;
+        tc = cpu_now() - tc;
         if (t < best) best = t;
+        if (tc < best_cpu) best_cpu = tc;
     }
+    *per_cpu_s = 2.0 * M * N * K / best_cpu / 1e9;
     free(a), free(b), free(c);
     return 2.0 * M * N * K / best / 1e9;
 }
@@ -122,7 +132,10 @@ int main(int argc, char **argv) {
     ct_asr_request rq = ct_asr_default_request();
     rq.max_new_tokens = tokens;
     rq.ignore_eos = 1;
-    double best_total = 1e30, mel = 0, enc = 0, dec = 0;
+    double best_total = 1e30, mel = 0, enc = 0, dec = 0, enc_cpu = 0, dec_cpu = 0;
+    /* sgemm before and after the model run: the machine's load may change */
+    const int Te0 = ct_encoder_frames(1 + (int)(n / 160));
+    double gemm_cpu0, gemm0 = sgemm_gflops(batch * Te0, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu0);
     size_t arena = 0;
     for (int r = 0; r < runs; r++) {
         ct_asr_result res;
@@ -139,6 +152,7 @@ int main(int argc, char **argv) {
         if (total < best_total) {
             best_total = total;
             mel = res.seconds_mel, enc = res.seconds_encoder, dec = res.seconds_decoder;
+            enc_cpu = res.cpu_encoder, dec_cpu = res.cpu_decoder;
         }
         arena = res.arena_bytes;
         ct_asr_result_free(&res);
@@ -146,7 +160,8 @@ int main(int argc, char **argv) {
     int T = 1 + (int)(n / 160);
     double flops = encoder_flops(&w->hp, batch, T, (int)(n / 160));
     int Te = ct_encoder_frames(T);
-    double gemm = sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3);
+    double gemm_cpu1, gemm1 = sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu1);
+    double gemm = gemm0 > gemm1 ? gemm0 : gemm1, gemm_cpu = gemm_cpu0 > gemm_cpu1 ? gemm_cpu0 : gemm_cpu1;
     double audio = seconds * batch;
     printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
            dtype, (double)w->bytes / 1e9, threads > 0 ? threads : omp_get_max_threads(), batch, seconds, tokens);
@@ -154,11 +169,16 @@ int main(int argc, char **argv) {
            best_total, audio / best_total);
     printf("encoder %.1f GFLOP at %.1f GFLOP/s; OpenBLAS sgemm (%d x %d x %d) %.1f GFLOP/s: encoder at %.0f%%\n",
            flops / 1e9, flops / enc / 1e9, batch * Te, w->hp.enc_ff, w->hp.d_enc, gemm, 100.0 * flops / enc / 1e9 / gemm);
+    printf("sgemm before/after the run %.1f / %.1f GFLOP/s; per CPU-second: encoder %.1f, sgemm %.1f GFLOP "
+           "(encoder at %.0f%%; robust to other load); CPU s: encoder %.1f, decoder %.1f\n",
+           gemm0, gemm1, flops / enc_cpu / 1e9, gemm_cpu, 100.0 * flops / enc_cpu / 1e9 / gemm_cpu, enc_cpu, dec_cpu);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
            arena / 1e6, peak_rss_gb(), rss_after_load);
     printf("{\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
-           "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"peak_rss_gib\":%.3f}\n",
-           dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, peak_rss_gb());
+           "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
+           "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f}\n",
+           dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
+           flops / enc_cpu / 1e9, gemm_cpu, peak_rss_gb());
     for (int b = 0; b < batch; b++) free(clips[b]);
     free(clips), free(ns);
     ct_asr_free(asr);

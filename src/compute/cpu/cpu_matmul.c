@@ -16,7 +16,7 @@
  * accumulated into the residual). */
 static void epilogue(float *y, const float *b, const float *residual, float alpha, ct_act act, int M, int N,
                      int accumulated) {
-#pragma omp parallel for schedule(static) if ((size_t)M * N > 16384)
+#pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
     for (int m = 0; m < M; m++) {
         float *yr = y + (size_t)m * N;
         if (accumulated) {
@@ -50,7 +50,7 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
         float *tiles = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * CT_WBLOCK * K);
         if (!tiles) return CT_ERR_OOM;
         int nblocks = (N + CT_WBLOCK - 1) / CT_WBLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if ((size_t)M * N * K > 4 * CT_PAR_MIN)
         for (int blk = 0; blk < nblocks; blk++) {
             float *tile = tiles + (size_t)omp_get_thread_num() * CT_WBLOCK * K;
             int n0 = blk * CT_WBLOCK, nb = N - n0 < CT_WBLOCK ? N - n0 : CT_WBLOCK;
@@ -85,7 +85,7 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
         float *yb = y + (size_t)bb * Co * P;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Co, P, Ci, 1.0f, W, Ci, x + (size_t)bb * Ci * P, P,
                     0.0f, yb, P);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)Co * P > CT_PAR_MIN)
         for (int o = 0; o < Co; o++) {
             float bo = b ? b[o] : 0.0f;
             float *r = yb + (size_t)o * P;

@@ -390,10 +390,17 @@ static ct_status ff_decode_all(ff *s, ct_audio *out, int *cannot_open) {
             continue;
         }
         s->packets++;
+        /* EAGAIN: the decoder wants its output taken before it accepts this
+         * packet; take it and offer the packet again (a decoder that keeps
+         * refusing after that counts the packet as bad). */
         r = avcodec_send_packet(s->dec, s->pkt);
+        for (int tries = 0; r == AVERROR(EAGAIN) && tries < 8; tries++) {
+            CT_TRY(ff_receive(s));
+            r = avcodec_send_packet(s->dec, s->pkt);
+        }
         av_packet_unref(s->pkt);
         if (r == AVERROR(ENOMEM)) return ct_fail(CT_ERR_OOM, "%s: out of memory decoding", s->in->name);
-        if (r < 0 && r != AVERROR(EAGAIN)) note_bad(s, r);
+        if (r < 0) note_bad(s, r);
         CT_TRY(ff_receive(s));
     }
     /* EOF: flush the decoder (codecs with delay hold frames back), then the
@@ -404,9 +411,10 @@ static ct_status ff_decode_all(ff *s, ct_audio *out, int *cannot_open) {
     CT_TRY(ff_swr_drain(s));
 
     const char *name = s->in->name, *cname = avcodec_get_name(st->codecpar->codec_id);
-    /* Isolated bad packets (a damaged frame in a long recording) are
-     * skipped, as players do; more than 1 % of them means the stream is not
-     * what it claims to be. */
+    if (s->job->n == 0 && s->bad_packets > 0)
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: corrupt %s audio: no samples decoded, %ld of %ld packets failed (first: %s)",
+                       name, cname, s->bad_packets, s->packets, s->first_bad);
     if (s->job->n == 0)
         return ct_fail(CT_ERR_FORMAT, "%s: no audio samples (the %s stream %s)", name, cname,
                        s->packets ? "decodes to nothing" : "has no packets");

@@ -70,6 +70,16 @@ python3 -c 'import json,sys; r=[s for n,s in json.loads(sys.argv[1]) if n=="mode
 pass "dropped connection resumed with Range"
 rm -rf "$HF_HUB_CACHE"
 
+# a server that ignores Range on the resume: the file starts over
+ctl reset
+ctl fail '{"mode":"drop","file":"model.safetensors","count":1}'
+ctl fail '{"mode":"norange","file":"model.safetensors","count":1}'
+dir=$("$FETCH" --quiet acme/tiny) || fail "drop then no Range support: should succeed"
+cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content after a restart without Range"
+[ "$(stat_of cdn_full_gets model.safetensors)" = 2 ] || fail "want two full GETs (the second after Range was ignored)"
+pass "Range ignored by the server: restarted from 0"
+rm -rf "$HF_HUB_CACHE"
+
 ctl reset
 ctl fail '{"mode":"badlen","file":"model.safetensors","count":1}'
 dir=$("$FETCH" --quiet acme/tiny) || fail "short Content-Length once: should succeed"

@@ -3,7 +3,8 @@
  *   {"duration": s, "probabilities": [...], "speech_spans": [[s, e], ...],
  *    "segments": [[s, e], ...]}
  * ("probabilities": one per 512-sample frame, the last partial frame
- * zero-padded; Silero mode only). Numbers are printed in their shortest
+ * zero-padded; Silero mode only). The audio is decoded by src/audio (any
+ * format). Numbers are printed in their shortest
  * round-trip form (probabilities as binary32, times as binary64).
  *
  * Usage: cohere-transcribe-vad --mode silero|auditok|none [--weights
@@ -22,15 +23,7 @@
 #include "vad/silero.h"
 #include "vad/vad.h"
 
-#if defined(__has_include)
-#if __has_include("audio/audio.h")
 #include "audio/audio.h"
-#define HAVE_CT_AUDIO 1
-#endif
-#endif
-#ifndef HAVE_CT_AUDIO
-#include <sndfile.h>
-#endif
 
 static const char *USAGE =
     "usage: cohere-transcribe-vad --mode silero|auditok|none [--weights silero_vad.onnx]\n"
@@ -55,9 +48,9 @@ static int parse_number(const char *s, double *out) {
     return 1;
 }
 
-/* Decoded mono 16 kHz float samples of path. */
+/* Decoded mono 16 kHz float samples of path (any format FFmpeg reads;
+ * libsndfile as the fallback), as the product decodes it. */
 static ct_status read_audio(const char *path, float **samples, size_t *n) {
-#ifdef HAVE_CT_AUDIO
     ct_audio *a;
     CT_TRY(ct_audio_decode(path, NULL, &a));
     *samples = a->samples;
@@ -65,41 +58,6 @@ static ct_status read_audio(const char *path, float **samples, size_t *n) {
     a->samples = NULL;
     ct_audio_free(a);
     return CT_OK;
-#else
-    /* Until the audio module lands: libsndfile, 16 kHz files only. */
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f) return ct_fail(CT_ERR_FORMAT, "%s: cannot decode: %s", path, sf_strerror(NULL));
-    if (info.samplerate != 16000 || info.channels < 1 || info.frames < 0) {
-        sf_close(f);
-        return ct_fail(CT_ERR_UNSUPPORTED, "%s: %d Hz audio (this build reads 16 kHz only)", path, info.samplerate);
-    }
-    size_t frames = (size_t)info.frames, ch = (size_t)info.channels;
-    float *buf = malloc((frames ? frames : 1) * ch * sizeof(float));
-    float *mono = malloc((frames ? frames : 1) * sizeof(float));
-    if (!buf || !mono) {
-        free(buf);
-        free(mono);
-        sf_close(f);
-        return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
-    }
-    sf_count_t got = sf_readf_float(f, buf, info.frames);
-    sf_close(f);
-    for (sf_count_t i = 0; i < got; i++) {
-        double acc = 0;
-        for (size_t c = 0; c < ch; c++) acc += buf[(size_t)i * ch + c];
-        mono[i] = (float)(acc / (double)ch);
-        if (!isfinite(mono[i])) {
-            free(buf);
-            free(mono);
-            return ct_fail(CT_ERR_FORMAT, "%s: non-finite sample at %lld", path, (long long)i);
-        }
-    }
-    free(buf);
-    *samples = mono;
-    *n = (size_t)got;
-    return CT_OK;
-#endif
 }
 
 /* Shortest decimal that reads back as the same value (maxp 17 for doubles,

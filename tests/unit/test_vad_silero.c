@@ -127,6 +127,27 @@ static void test_batch_equals_single_and_reference(void **state) {
         free(single[b]);
         free(ref[b]);
     }
+    /* A batch larger than a block's rows (one frame per file per block):
+     * 600 clips of 2000 samples at different offsets. */
+    enum { MANY = 600 };
+    const float **mc = malloc(MANY * sizeof *mc);
+    size_t *ml = malloc(MANY * sizeof *ml);
+    float **mp = malloc(MANY * sizeof *mp);
+    for (int b = 0; b < MANY; b++) {
+        mc[b] = audio + (size_t)b * 1777;
+        ml[b] = 2000 - (size_t)(b % 3);
+        mp[b] = malloc(4 * sizeof(float));
+    }
+    CT_ASSERT_OK(ct_silero_probs_batch(s, mc, ml, MANY, mp));
+    for (int b = 0; b < MANY; b += 37) {
+        float one[4];
+        CT_ASSERT_OK(ct_silero_probs_ref(s, mc[b], ml[b], one));
+        assert_true(ct_max_abs_diff(mp[b], one, 4) <= 1e-4);
+    }
+    for (int b = 0; b < MANY; b++) free(mp[b]);
+    free(mp);
+    free(ml);
+    free(mc);
     /* The doctor's smoke check: 1024 zeros give 2 finite probabilities in
      * [0, 1] (and the same ones as the reference loop). */
     float zeros[1024] = {0}, pz[2] = {-1, -1}, pr[2];

@@ -11,6 +11,8 @@
  *   silero_vad.onnx] [--vad-threshold P] [--min-silence-ms MS]
  *   [--speech-pad-ms MS] [--min-dur S] [--max-dur S] [--max-silence S]
  *   [--energy-threshold DB] [--vad-merge] AUDIO
+ * --weights: a file, a folder holding silero_vad.onnx or a Hub repo id;
+ * default $CT_VAD_WEIGHTS, then $CT_SILERO_VAD.
  * Exit status: 0 success, 1 the file or weights failed, 2 bad arguments.
  */
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "model/hub.h"
+#include "model/resolve.h"
 #include "vad/silero.h"
 #include "vad/vad.h"
 
@@ -151,18 +155,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-vad: error: %s\n", ct_last_error());
         return 2;
     }
-    if (o.mode == CT_VAD_SILERO && !weights) weights = getenv("CT_SILERO_VAD");
-    if (o.mode == CT_VAD_SILERO && !weights)
-        return usage_error("%s", "--mode silero needs --weights silero_vad.onnx (or CT_SILERO_VAD)");
+    if (o.mode == CT_VAD_SILERO && !weights && !getenv(CT_SILERO_WEIGHTS_ENV) && !getenv(CT_SILERO_WEIGHTS_ENV_ALT))
+        return usage_error("%s", "--mode silero needs --weights silero_vad.onnx (or $" CT_SILERO_WEIGHTS_ENV ")");
 
+    /* --weights: a file, a folder holding silero_vad.onnx or a Hub repo id,
+     * resolved and checksummed (v6.2 only) as the product does. */
     ct_silero *model = NULL;
-    if (o.mode == CT_VAD_SILERO && ct_silero_load(weights, &model) != CT_OK) {
-        fprintf(stderr, "cohere-transcribe-vad: %s\n", ct_last_error());
-        return 1;
+    if (o.mode == CT_VAD_SILERO) {
+        ct_hub_options ho;
+        ct_hub_default_options(&ho);
+        char *wpath = NULL;
+        if (ct_vad_weights_resolve(weights, &ho, &wpath) != CT_OK || ct_silero_load(wpath, &model) != CT_OK) {
+            fprintf(stderr, "cohere-transcribe-vad: %s\n", ct_last_error());
+            free(wpath);
+            return 1;
+        }
+        free(wpath);
     }
-    if (model && !ct_silero_is_v62(model))
-        fprintf(stderr, "cohere-transcribe-vad: warning: %s has sha256 %s, not the v6.2 release (%.8s...)\n",
-                weights, ct_silero_sha256(model), CT_SILERO_SHA256_V62);
     float *audio = NULL;
     size_t n = 0;
     ct_vad_result r;

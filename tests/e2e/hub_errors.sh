@@ -87,6 +87,17 @@ cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content aft
 pass "short Content-Length detected and completed"
 rm -rf "$HF_HUB_CACHE"
 
+# redirects: a few same-origin hops are followed, a loop stops after 8
+ctl reset
+ctl fail '{"mode":"loop","file":"tokenizer.json","count":3}'
+"$FETCH" --quiet acme/tiny >/dev/null || fail "3 same-origin redirects should be followed"
+rm -rf "$HF_HUB_CACHE"
+ctl reset
+ctl fail '{"mode":"loop","file":"tokenizer.json","count":-1}'
+expect_fail 1 "more than 8 redirects" "$FETCH" --quiet acme/tiny
+pass "redirects followed, loops cut at 8"
+rm -rf "$HF_HUB_CACHE"
+
 # --- persistent failures end cleanly -------------------------------------------
 ctl reset
 ctl fail '{"mode":"badlen","file":"model.safetensors","count":-1}'

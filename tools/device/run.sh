@@ -52,9 +52,9 @@ if has full; then
       --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
   echo "bench full rc=$?" >> "$OUT/cuda_full.log"
   CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
-  # A/B: the attention's batched GEMMs through classic cublasGemmStridedBatchedEx
-  CT_CUDA_BGEMM_CLASSIC=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
-    grep profile | sed 's/"encoder_profile"/"encoder_profile_classic_bgemm"/' >> "$OUT/cuda_full.log"
+  # A/B: the position-score GEMM as one strided batched GEMM over heads
+  CT_CUDA_BD_BATCHED=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
+    grep profile | sed 's/"encoder_profile"/"encoder_profile_bd_batched"/' >> "$OUT/cuda_full.log"
   tail -12 "$OUT/cuda_full.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"

@@ -484,10 +484,20 @@ extern "C" ct_status ct_cuda_glu_dwconv_silu(ct_cuda *c, uint16_t *y, const uint
 }
 
 /* ---- subsampling -------------------------------------------------------------- */
+/* Block per output frame (b, t), thread per channel; the three input mel
+ * rows are staged in shared memory once (masked), so the 9-tap loop reads
+ * broadcast shared values instead of 576 global loads per thread. */
 __global__ void k_conv0(uint16_t *y, const float *x, const float *w, const float *bias, const int *len0,
                         const int *len1, int B, int T, int F, int C) {
+    extern __shared__ float rows[]; /* [3][F + 2], column f+1 holds input bin f, edges zero */
     int T1 = (T - 1) / 2 + 1, F1 = (F - 1) / 2 + 1;
     int b = blockIdx.x / T1, t = blockIdx.x % T1;
+    int L0 = len0[b], W = F + 2;
+    for (int i = threadIdx.x; i < 3 * W; i += blockDim.x) {
+        int kt = i / W, f = i % W - 1, ti = 2 * t - 1 + kt;
+        rows[i] = (f >= 0 && f < F && ti >= 0 && ti < L0 && ti < T) ? x[((size_t)b * T + ti) * F + f] : 0.f;
+    }
+    __syncthreads();
     int c = threadIdx.x;
     if (c >= C) return;
     uint16_t *yr = y + ((size_t)b * T1 + t) * F1 * C;
@@ -499,20 +509,12 @@ __global__ void k_conv0(uint16_t *y, const float *x, const float *w, const float
 #pragma unroll
     for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
     float bc = bias[c];
-    int L0 = len0[b];
     for (int f = 0; f < F1; f++) {
         float acc = bc;
 #pragma unroll
-        for (int kt = 0; kt < 3; kt++) {
-            int ti = 2 * t - 1 + kt;
-            if (ti < 0 || ti >= L0 || ti >= T) continue;
+        for (int kt = 0; kt < 3; kt++)
 #pragma unroll
-            for (int kf = 0; kf < 3; kf++) {
-                int fi = 2 * f - 1 + kf;
-                if (fi < 0 || fi >= F) continue;
-                acc += wk[kt * 3 + kf] * x[((size_t)b * T + ti) * F + fi];
-            }
-        }
+            for (int kf = 0; kf < 3; kf++) acc += wk[kt * 3 + kf] * rows[kt * W + 2 * f + kf]; /* bin 2f−1+kf */
         yr[(size_t)f * C + c] = ct_to_bf(fmaxf(acc, 0.f));
     }
 }
@@ -522,7 +524,9 @@ extern "C" ct_status ct_cuda_subsample_conv0(ct_cuda *c, uint16_t *y, const floa
                                              int C) {
     if (C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "conv0: %d channels", C);
     int T1 = (T - 1) / 2 + 1;
-    k_conv0<<<B * T1, C, 0, c->stream>>>(y, x, w, b, len0, len1, B, T, F, C);
+    size_t sh = (size_t)3 * (F + 2) * sizeof(float);
+    if (sh > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "conv0: %d mel bins", F);
+    k_conv0<<<B * T1, C, sh, c->stream>>>(y, x, w, b, len0, len1, B, T, F, C);
     LAUNCH_CHECK();
     return CT_OK;
 }

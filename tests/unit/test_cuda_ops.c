@@ -273,7 +273,7 @@ static void test_relattn(void **state) {
         ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
                                  (long long)R * ldbd, 1, 1.f};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
                                      (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
@@ -283,6 +283,22 @@ static void test_relattn(void **state) {
         float *g = get_bf16(o2, R * D);
         /* padded query rows come out as P = 0 rows: zero */
         expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
+        free(g);
+        /* position scores stored as bf16 (CT_CUDA_BD_BF16) */
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * ldbd * 2));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+        ct_cuda_bgemm_args g4 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 0, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g4));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 1, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        g = get_bf16(o2, R * D);
+        expect_close("rel-pos attention, bf16 bd", g, ref, R * D, 1e-2);
         free(g);
         ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
     }

@@ -52,10 +52,12 @@ if has full; then
       --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
   echo "bench full rc=$?" >> "$OUT/cuda_full.log"
   CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
-  # A/B: the position-score GEMM as one strided batched GEMM over heads
-  CT_CUDA_BD_BATCHED=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
-    grep profile | sed 's/"encoder_profile"/"encoder_profile_bd_batched"/' >> "$OUT/cuda_full.log"
-  tail -12 "$OUT/cuda_full.log"
+  # A/B: position scores stored bf16 (as transformers' matrix_bd is): parity and speed
+  CT_CUDA_BD_BF16=1 build-dev/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors \
+      --bench 128,30,100 --reps 3 > "$OUT/cuda_bd16.log" 2>&1
+  CT_CUDA_BD_BF16=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
+    grep profile | sed 's/"encoder_profile"/"encoder_profile_bd_bf16"/' >> "$OUT/cuda_bd16.log"
+  tail -4 "$OUT/cuda_bd16.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"
 python3 tools/device/summarize.py "$OUT"/*.log | tee "$OUT/summary.txt"

@@ -110,9 +110,9 @@ ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *q
 /* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
  * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
  * r = T−1−i+j. */
-ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, size_t ldbd,
-                                     const float *uk, const float *vr, const int *len, int B, int T, int H,
-                                     float scale); /* bd rows of ldbd ≥ 2T−1 floats */
+ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd, int bd_bf16,
+                                     size_t ldbd, const float *uk, const float *vr, const int *len, int B, int T,
+                                     int H, float scale); /* bd fp32 (or bf16) rows of ldbd ≥ 2T−1 */
 /* y fp32 = LN1(x) and a bf16 = LN2(y) in one pass (a block's norm_out and
  * the next block's first norm). y may equal x. */
 ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,

@@ -168,8 +168,10 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
     CT_TRY(ct_cuda_relpos_table(c, p->pe, T, D));
     float scale = 1.f / sqrtf((float)Dh);
     long long sq = (long long)T * 3 * D;
-    const char *bdb = getenv("CT_CUDA_BD_BATCHED"); /* A/B switch for the benchmark */
-    int bd_batched = bdb && *bdb == '1';
+    const char *bdb = getenv("CT_CUDA_BD_PERHEAD"); /* A/B switches for the benchmark */
+    int bd_batched = !(bdb && *bdb == '1');
+    const char *bdh = getenv("CT_CUDA_BD_BF16"); /* position scores stored bf16, as the reference does */
+    int bd16 = bdh && *bdh == '1';
     PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, m->enc[0].ln_ff1.w, m->enc[0].ln_ff1.b, R, D, 1e-5f));
     for (int l = 0; l < d->enc_layers; l++) {
         enc_layer *e = &m->enc[l];
@@ -189,17 +191,18 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
         }
         if (bd_batched) {
             ct_cuda_bgemm_args bd = {R, 2 * T - 1, Dh, H, p->big, 3 * D, Dh, p->rp, D, Dh, 1,
-                                     p->bd, bd_ld(T), (long long)R * bd_ld(T), 1, 1.f};
+                                     p->bd, bd_ld(T), (long long)R * bd_ld(T), !bd16, 1.f};
             PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm(c, &bd));
         } else {
             /* one plain GEMM per head: bd_h (R, 2T−1) = q_h (R, Dh; rows of qkv) · p_hᵀ */
             for (int h = 0; h < H; h++) {
                 ct_cuda_gemm_args g = {R, 2 * T - 1, Dh, p->big + h * Dh, 3 * D, p->rp + h * Dh, D, NULL,
-                                       p->bd + (size_t)h * R * bd_ld(T), bd_ld(T), 1, 1.f, 0.f, CT_CUDA_ACT_NONE};
+                                       (char *)p->bd + (size_t)h * R * bd_ld(T) * (bd16 ? 2 : 4), bd_ld(T), !bd16,
+                                       1.f, 0.f, CT_CUDA_ACT_NONE};
                 PROF(pf, st, "attn_bd_gemm", ct_cuda_gemm(c, &g));
             }
         }
-        PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, (size_t)bd_ld(T), p->uk, p->vr, p->dL3, B, T, H, scale));
+        PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, bd16, (size_t)bd_ld(T), p->uk, p->vr, p->dL3, B, T, H, scale));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args pv = {T, Dh, T, B, p->P + (size_t)h * B * T * T, T, (long long)T * T,
                                      p->big + 2 * D + h * Dh, 3 * D, sq, 0, p->o + h * Dh, D, (long long)T * D, 0, 1.f};

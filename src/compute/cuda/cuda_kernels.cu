@@ -319,7 +319,8 @@ extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const 
     return CT_OK;
 }
 
-__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *bd, size_t ldbd, const float *uk,
+template <typename BD>
+__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd, size_t ldbd, const float *uk,
                                      const float *vr, const int *len, int B, int T, int H, float scale) {
     extern __shared__ float sm[];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -337,11 +338,14 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *
     }
     const float *a = ac + row * T;
     const float *ukr = uk + hb * T;
-    const float *d = bd + row * ldbd + (T - 1 - i);
+    const BD *d = bd + row * ldbd + (T - 1 - i);
     const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
     float mx = -INFINITY;
     for (int j = lane; j < L; j += 32) {
-        float x = (a[j] + ukr[j] + d[j] + vrr[j]) * scale;
+        float bdj;
+        if constexpr (sizeof(BD) == 2) bdj = ct_bf(d[j]);
+        else bdj = d[j];
+        float x = (a[j] + ukr[j] + bdj + vrr[j]) * scale;
         s[j] = x;
         mx = fmaxf(mx, x);
     }
@@ -357,15 +361,19 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *
     for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
 }
 
-extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
-                                                size_t ldbd, const float *uk, const float *vr, const int *len, int B,
-                                                int T, int H, float scale) {
+extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd,
+                                                int bd_bf16, size_t ldbd, const float *uk, const float *vr,
+                                                const int *len, int B, int T, int H, float scale) {
     const int warps = 8;
     size_t rows = (size_t)H * B * T;
     size_t shmem = (size_t)warps * T * sizeof(float);
     if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
-    k_relattn_softmax_uv<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, ldbd, uk, vr, len, B, T,
-                                                                                 H, scale);
+    if (bd_bf16)
+        k_relattn_softmax_uv<uint16_t><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const uint16_t *)bd, ldbd, uk, vr, len, B, T, H, scale);
+    else
+        k_relattn_softmax_uv<float><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const float *)bd, ldbd, uk, vr, len, B, T, H, scale);
     LAUNCH_CHECK();
     return CT_OK;
 }

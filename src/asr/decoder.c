@@ -39,7 +39,8 @@ ct_status ct_decoder_prepare(const ct_asr_weights *w, ct_backend *be, ct_arena *
     st->Smax = Smax;
     st->enc_len = calloc((size_t)B, sizeof(int));
     st->ptrs = calloc((size_t)4 * L, sizeof(float *));
-    if (!st->enc_len || !st->ptrs) {
+    st->positions = malloc(sizeof(int32_t) * (size_t)B * (Smax > 0 ? Smax : 1));
+    if (!st->enc_len || !st->ptrs || !st->positions) {
         ct_decoder_state_free(st);
         return ct_fail(CT_ERR_OOM, "decoder state");
     }
@@ -79,6 +80,7 @@ void ct_decoder_state_free(ct_decoder_state *st) {
     if (!st) return;
     free(st->enc_len);
     free(st->ptrs);
+    free(st->positions);
     memset(st, 0, sizeof *st);
 }
 
@@ -117,12 +119,11 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     ALLOC(f, (size_t)M * (hp->dec_ff > d ? hp->dec_ff : d));
     ALLOC(last, (size_t)n * d);
     /* ids and positions are host arrays (backend.h convention) */
-    int32_t pos_host[1024];
-    if (M > 1024) {
+    if (n > st->slots) {
         ct_arena_rewind(ws, mark);
-        return ct_fail(CT_ERR_LIMIT, "decoder: %d tokens in one step (at most 1024)", M);
+        return ct_fail(CT_ERR_INVALID_ARG, "decoder: %d rows for %d slots", n, st->slots);
     }
-    int32_t *positions = pos_host;
+    int32_t *positions = st->positions; /* n·S ≤ slots·Smax since pos0 + S ≤ Smax */
     for (int r = 0; r < n; r++)
         for (int s = 0; s < S; s++) positions[r * S + s] = pos0 + s;
     /* x = LN_emb(tok[id] + pos[p]) */

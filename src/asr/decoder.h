@@ -17,6 +17,7 @@ typedef struct ct_decoder_state {
     float **ck, **cv; /* per layer (slots, Tenc, d_dec): cross K/V */
     float **sk, **sv; /* per layer (slots, Smax, d_dec): self-attention cache */
     float **ptrs;     /* storage of the four pointer tables */
+    int32_t *positions; /* (slots · Smax) host scratch for a step's positions */
 } ct_decoder_state;
 
 size_t ct_decoder_state_bytes(const ct_asr_hparams *hp, int B, int Tenc, int Smax);

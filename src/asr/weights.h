@@ -68,4 +68,15 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
                               ct_dtype wdtype, ct_asr_weights *out);
 void ct_asr_weights_free(ct_asr_weights *w);
 
+
+
+/* From an opened checkpoint (model/checkpoint.h): hyper-parameters from its
+ * completed config, tensors by normalised name (file pages dropped after
+ * conversion). Defined in asr/weights_checkpoint.c. */
+struct ct_checkpoint;
+struct ct_model_config;
+ct_status ct_asr_hparams_from_config(const struct ct_model_config *cfg, ct_asr_hparams *hp);
+ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
+                                         ct_asr_weights *out);
+
 #endif

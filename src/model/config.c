@@ -327,3 +327,101 @@ int ct_config_language_index(const ct_model_config *cfg, const char *lang) {
         if (strcmp(cfg->languages[i], lang) == 0) return i;
     return -1;
 }
+
+/* ---- writing (transformers layout) -------------------------------------- */
+
+static ct_status write_json_file(const char *dir, const char *name, json_t *j) {
+    char p[PATH_MAX];
+    ct_status s = ct_path_join(p, sizeof p, dir, name);
+    char *text = s == CT_OK ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    json_decref(j);
+    if (s != CT_OK) return s;
+    if (!text) return ct_fail(CT_ERR_OOM, "%s: cannot serialise", p);
+    size_t n = strlen(text);
+    char *t2 = realloc(text, n + 2);
+    if (!t2) {
+        free(text);
+        return ct_fail(CT_ERR_OOM, "%s: out of memory", p);
+    }
+    t2[n] = '\n';
+    t2[n + 1] = '\0';
+    s = ct_fs_write_atomic(p, t2, n + 1);
+    free(t2);
+    return s;
+}
+
+#define SETI(o, k, v) json_object_set_new(o, k, json_integer(v))
+#define SETB(o, k, v) json_object_set_new(o, k, json_boolean(v))
+#define SETS(o, k, v) json_object_set_new(o, k, json_string(v))
+#define SETR(o, k, v) json_object_set_new(o, k, json_real(v))
+
+ct_status ct_config_write_generation(const ct_model_config *c, const char *dir) {
+    json_t *g = json_object();
+    if (c->bos_id >= 0) SETI(g, "bos_token_id", c->bos_id);
+    if (c->decoder_start_id >= 0) SETI(g, "decoder_start_token_id", c->decoder_start_id);
+    if (c->eos_id >= 0) SETI(g, "eos_token_id", c->eos_id);
+    if (c->pad_id >= 0) SETI(g, "pad_token_id", c->pad_id);
+    SETS(g, "transformers_version", "5.17.0");
+    return write_json_file(dir, "generation_config.json", g);
+}
+
+ct_status ct_config_write_transformers(const ct_model_config *c, const char *dtype_name, const char *dir) {
+    const int need[] = {c->enc_layers, c->enc_d_model, c->enc_heads, c->enc_ff, c->enc_conv_kernel,
+                        c->subsampling_channels, c->n_mels, c->dec_layers, c->dec_d_model, c->dec_heads,
+                        c->dec_ff, c->dec_max_positions, c->vocab_size};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (need[i] <= 0) return ct_fail(CT_ERR_INVALID_ARG, "%s: config.json: a size is unknown", dir);
+    json_t *e = json_object();
+    SETR(e, "activation_dropout", 0.0);
+    SETB(e, "attention_bias", 1);
+    SETR(e, "attention_dropout", 0.0);
+    SETI(e, "conv_kernel_size", c->enc_conv_kernel);
+    SETB(e, "convolution_bias", 1);
+    SETR(e, "dropout", 0.0);
+    SETR(e, "dropout_positions", 0.0);
+    SETS(e, "hidden_act", "silu");
+    SETI(e, "hidden_size", c->enc_d_model);
+    SETR(e, "initializer_range", 0.02);
+    SETI(e, "intermediate_size", c->enc_ff);
+    SETR(e, "layerdrop", 0.0);
+    SETI(e, "max_position_embeddings", c->enc_max_positions > 0 ? c->enc_max_positions : 5000);
+    SETS(e, "model_type", "parakeet_encoder");
+    SETI(e, "num_attention_heads", c->enc_heads);
+    SETI(e, "num_hidden_layers", c->enc_layers);
+    SETI(e, "num_key_value_heads", c->enc_heads);
+    SETI(e, "num_mel_bins", c->n_mels);
+    SETB(e, "scale_input", c->enc_scale_input);
+    SETI(e, "subsampling_conv_channels", c->subsampling_channels);
+    SETI(e, "subsampling_conv_kernel_size", 3);
+    SETI(e, "subsampling_conv_stride", 2);
+    SETI(e, "subsampling_factor", 8);
+    json_t *j = json_object();
+    json_t *arch = json_array();
+    json_array_append_new(arch, json_string("CohereAsrForConditionalGeneration"));
+    json_object_set_new(j, "architectures", arch);
+    SETB(j, "attention_bias", 1);
+    SETR(j, "attention_dropout", 0.0);
+    if (c->bos_id >= 0) SETI(j, "bos_token_id", c->bos_id);
+    if (c->decoder_start_id >= 0) SETI(j, "decoder_start_token_id", c->decoder_start_id);
+    SETS(j, "dtype", dtype_name);
+    json_object_set_new(j, "encoder_config", e);
+    if (c->eos_id >= 0) SETI(j, "eos_token_id", c->eos_id);
+    SETI(j, "head_dim", c->dec_d_model / c->dec_heads);
+    SETS(j, "hidden_act", "relu");
+    SETI(j, "hidden_size", c->dec_d_model);
+    SETR(j, "initializer_range", 0.02);
+    SETI(j, "intermediate_size", c->dec_ff);
+    SETB(j, "is_encoder_decoder", 1);
+    SETI(j, "max_position_embeddings", c->dec_max_positions);
+    SETS(j, "model_type", "cohere_asr");
+    SETI(j, "num_attention_heads", c->dec_heads);
+    SETI(j, "num_hidden_layers", c->dec_layers);
+    SETI(j, "num_key_value_heads", c->dec_heads);
+    if (c->pad_id >= 0) SETI(j, "pad_token_id", c->pad_id);
+    SETB(j, "tie_word_embeddings", 0);
+    SETS(j, "transformers_version", "5.17.0");
+    SETB(j, "use_cache", 1);
+    SETI(j, "vocab_size", c->vocab_size);
+    CT_TRY(write_json_file(dir, "config.json", j));
+    return ct_config_write_generation(c, dir);
+}

@@ -69,6 +69,13 @@ ct_status ct_config_load(const char *dir, ct_model_config *out);
 ct_status ct_config_parse(const char *config, size_t config_len, const char *label, const char *gen,
                           size_t gen_len, const char *gen_label, ct_model_config *out);
 
+/* Write dir/config.json in the transformers layout save_pretrained writes
+ * (dtype_name: "float32", "bfloat16", "float16") and dir/generation_config.json.
+ * Every size field of cfg must be known. */
+ct_status ct_config_write_transformers(const ct_model_config *cfg, const char *dtype_name, const char *dir);
+/* dir/generation_config.json alone (ids that are -1 are left out). */
+ct_status ct_config_write_generation(const ct_model_config *cfg, const char *dir);
+
 /* Index of lang in cfg->languages, or -1. */
 int ct_config_language_index(const ct_model_config *cfg, const char *lang);
 

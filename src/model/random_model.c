@@ -16,6 +16,7 @@
 
 #include "core/fs.h"
 #include "model/safetensors.h"
+#include "model/tokjson.h"
 
 /* ---- deterministic per-tensor random streams --------------------------- */
 
@@ -206,21 +207,31 @@ static int64_t spec_numel(const spec *s) {
     return n;
 }
 
+/* Values come in blocks of FILL_BLOCK, each from its own stream seeded by
+ * (seed, name, block): the result does not depend on the thread count. */
+#define FILL_BLOCK ((int64_t)1 << 16)
+
 static void fill(const spec *s, uint64_t seed, float scale, float *out, int64_t n) {
-    rng r;
-    rng_seed(&r, seed, s->name);
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        switch (s->kind) {
-        case I_WEIGHT: v = s->std * rng_normal(&r); break;
-        case I_BIAS: v = 0.02 * rng_normal(&r); break;
-        case I_NORM: v = 0.8 + 0.4 * rng_uniform(&r); break;
-        case I_SMALL: v = 0.1 * rng_normal(&r); break;
-        case I_VAR: v = 0.5 + 1.5 * rng_uniform(&r); break;
-        case I_EMB: v = rng_normal(&r); break;
-        default: v = 0; break;
+    int64_t nb = (n + FILL_BLOCK - 1) / FILL_BLOCK;
+    /* small tensors stay on this thread: a parallel region costs more */
+#pragma omp parallel for schedule(static) if (nb > 1)
+    for (int64_t b = 0; b < nb; b++) {
+        rng r;
+        rng_seed(&r, seed + 0x9e3779b97f4a7c15ull * (uint64_t)b, s->name);
+        int64_t end = (b + 1) * FILL_BLOCK < n ? (b + 1) * FILL_BLOCK : n;
+        for (int64_t i = b * FILL_BLOCK; i < end; i++) {
+            double v;
+            switch (s->kind) {
+            case I_WEIGHT: v = s->std * rng_normal(&r); break;
+            case I_BIAS: v = 0.02 * rng_normal(&r); break;
+            case I_NORM: v = 0.8 + 0.4 * rng_uniform(&r); break;
+            case I_SMALL: v = 0.1 * rng_normal(&r); break;
+            case I_VAR: v = 0.5 + 1.5 * rng_uniform(&r); break;
+            case I_EMB: v = rng_normal(&r); break;
+            default: v = 0; break;
+            }
+            out[i] = (float)v * scale;
         }
-        out[i] = (float)v * scale;
     }
 }
 
@@ -327,59 +338,17 @@ static ct_status write_json(const char *dir, const char *name, json_t *j) {
 #define SETS(o, k, v) json_object_set_new(o, k, json_string(v))
 #define SETR(o, k, v) json_object_set_new(o, k, json_real(v))
 
-static json_t *transformers_config(const ct_random_model_opts *o) {
-    json_t *e = json_object();
-    SETR(e, "activation_dropout", 0.0);
-    SETB(e, "attention_bias", 1);
-    SETR(e, "attention_dropout", 0.0);
-    SETI(e, "conv_kernel_size", o->enc_conv_kernel);
-    SETB(e, "convolution_bias", 1);
-    SETR(e, "dropout", 0.0);
-    SETR(e, "dropout_positions", 0.0);
-    SETS(e, "hidden_act", "silu");
-    SETI(e, "hidden_size", o->enc_d_model);
-    SETR(e, "initializer_range", 0.02);
-    SETI(e, "intermediate_size", o->enc_ff);
-    SETR(e, "layerdrop", 0.0);
-    SETI(e, "max_position_embeddings", 5000);
-    SETS(e, "model_type", "parakeet_encoder");
-    SETI(e, "num_attention_heads", o->enc_heads);
-    SETI(e, "num_hidden_layers", o->enc_layers);
-    SETI(e, "num_key_value_heads", o->enc_heads);
-    SETI(e, "num_mel_bins", o->n_mels);
-    SETB(e, "scale_input", 0);
-    SETI(e, "subsampling_conv_channels", o->subsampling_channels);
-    SETI(e, "subsampling_conv_kernel_size", 3);
-    SETI(e, "subsampling_conv_stride", 2);
-    SETI(e, "subsampling_factor", 8);
-    json_t *c = json_object();
-    json_t *arch = json_array();
-    json_array_append_new(arch, json_string("CohereAsrForConditionalGeneration"));
-    json_object_set_new(c, "architectures", arch);
-    SETB(c, "attention_bias", 1);
-    SETR(c, "attention_dropout", 0.0);
-    SETI(c, "bos_token_id", 4);
-    SETI(c, "decoder_start_token_id", space_id());
-    SETS(c, "dtype", o->dtype == CT_DTYPE_F32 ? "float32" : o->dtype == CT_DTYPE_BF16 ? "bfloat16" : "float16");
-    json_object_set_new(c, "encoder_config", e);
-    SETI(c, "eos_token_id", 3);
-    SETI(c, "head_dim", o->dec_d_model / o->dec_heads);
-    SETS(c, "hidden_act", "relu");
-    SETI(c, "hidden_size", o->dec_d_model);
-    SETR(c, "initializer_range", 0.02);
-    SETI(c, "intermediate_size", o->dec_ff);
-    SETB(c, "is_encoder_decoder", 1);
-    SETI(c, "max_position_embeddings", o->dec_max_positions);
-    SETS(c, "model_type", "cohere_asr");
-    SETI(c, "num_attention_heads", o->dec_heads);
-    SETI(c, "num_hidden_layers", o->dec_layers);
-    SETI(c, "num_key_value_heads", o->dec_heads);
-    SETI(c, "pad_token_id", 2);
-    SETB(c, "tie_word_embeddings", 0);
-    SETS(c, "transformers_version", "5.17.0");
-    SETB(c, "use_cache", 1);
-    SETI(c, "vocab_size", o->vocab_size);
-    return c;
+static void opts_to_config(const ct_random_model_opts *o, ct_model_config *c) {
+    memset(c, 0, sizeof *c);
+    c->layout = o->layout;
+    c->sample_rate = 16000, c->n_mels = o->n_mels, c->n_fft = 512, c->win_length = 400, c->hop_length = 160;
+    c->enc_layers = o->enc_layers, c->enc_d_model = o->enc_d_model, c->enc_heads = o->enc_heads;
+    c->enc_ff = o->enc_ff, c->enc_conv_kernel = o->enc_conv_kernel, c->subsampling_factor = 8;
+    c->subsampling_channels = o->subsampling_channels, c->enc_max_positions = 5000, c->enc_scale_input = 0;
+    c->dec_layers = o->dec_layers, c->dec_d_model = o->dec_d_model, c->dec_heads = o->dec_heads;
+    c->dec_ff = o->dec_ff, c->dec_max_positions = o->dec_max_positions, c->vocab_size = o->vocab_size;
+    c->pad_id = 2, c->eos_id = 3, c->bos_id = 4, c->decoder_start_id = space_id();
+    c->max_audio_clip_s = -1, c->overlap_chunk_s = -1;
 }
 
 static json_t *nemo_config(const ct_random_model_opts *o) {
@@ -440,16 +409,6 @@ static json_t *nemo_config(const ct_random_model_opts *o) {
     return c;
 }
 
-static json_t *generation_config(void) {
-    json_t *g = json_object();
-    SETI(g, "bos_token_id", 4);
-    SETI(g, "decoder_start_token_id", space_id());
-    SETI(g, "eos_token_id", 3);
-    SETI(g, "pad_token_id", 2);
-    SETS(g, "transformers_version", "5.17.0");
-    return g;
-}
-
 static json_t *preprocessor_config(const ct_random_model_opts *o) {
     json_t *p = json_object();
     SETR(p, "dither", 1e-5);
@@ -472,20 +431,25 @@ static json_t *preprocessor_config(const ct_random_model_opts *o) {
 
 /* Unigram tokenizer in the fixtures' conventions: specials, language tokens,
  * the 256 byte pieces, "▁", then filler pieces ("▁" + letters, or letters). */
-static json_t *tokenizer_json(int vocab) {
-    json_t *vv = json_array(), *added = json_array();
+static ct_status write_tokenizer(const char *dir, int vocab) {
+    char **pieces = calloc((size_t)vocab, sizeof *pieces);
+    float *scores = calloc((size_t)vocab, sizeof *scores);
+    unsigned char *special = calloc((size_t)vocab, 1);
+    ct_status s = CT_OK;
+    if (!pieces || !scores || !special) s = ct_fail(CT_ERR_OOM, "tokenizer.json: out of memory");
     char piece[64];
-    for (int id = 0; id < vocab; id++) {
-        double score = 0.0;
+    for (int id = 0; s == CT_OK && id < vocab; id++) {
         if (id < N_SPECIALS) {
             snprintf(piece, sizeof piece, "%s", k_specials[id]);
+            special[id] = 1;
         } else if (id < N_SPECIALS + N_LANGS) {
             snprintf(piece, sizeof piece, "<|%s|>", k_langs[id - N_SPECIALS]);
+            special[id] = 1;
         } else if (id < space_id()) {
             snprintf(piece, sizeof piece, "<0x%02X>", id - N_SPECIALS - N_LANGS);
         } else if (id == space_id()) {
             snprintf(piece, sizeof piece, "\xe2\x96\x81");
-            score = -9.0;
+            scores[id] = -9.0f;
         } else {
             int k = id - space_id() - 1;
             char word[16];
@@ -501,68 +465,18 @@ static json_t *tokenizer_json(int vocab) {
                 word[w - 1 - i] = t;
             }
             snprintf(piece, sizeof piece, "%s%s", (k % 2 == 0) ? "\xe2\x96\x81" : "", word);
-            score = -5.0 - 1e-4 * k;
+            scores[id] = -5.0f - 1e-4f * (float)k;
         }
-        json_t *e = json_array();
-        json_array_append_new(e, json_string(piece));
-        json_array_append_new(e, json_real(score));
-        json_array_append_new(vv, e);
-        if (id < N_SPECIALS + N_LANGS) {
-            json_t *a = json_object();
-            SETI(a, "id", id);
-            SETS(a, "content", piece);
-            SETB(a, "single_word", 0);
-            SETB(a, "lstrip", 0);
-            SETB(a, "rstrip", 0);
-            SETB(a, "normalized", 0);
-            SETB(a, "special", 1);
-            json_array_append_new(added, a);
-        }
+        if (!(pieces[id] = strdup(piece))) s = ct_fail(CT_ERR_OOM, "tokenizer.json: out of memory");
     }
-    json_t *model = json_object();
-    SETS(model, "type", "Unigram");
-    SETI(model, "unk_id", 0);
-    json_object_set_new(model, "vocab", vv);
-    SETB(model, "byte_fallback", 1);
-    json_t *pre = json_object();
-    SETS(pre, "type", "Metaspace");
-    SETS(pre, "replacement", "\xe2\x96\x81");
-    SETS(pre, "prepend_scheme", "always");
-    SETB(pre, "split", 1);
-    json_t *decs = json_array(), *d;
-    d = json_object();
-    SETS(d, "type", "Replace");
-    json_t *pat = json_object();
-    SETS(pat, "String", "\xe2\x96\x81");
-    json_object_set_new(d, "pattern", pat);
-    SETS(d, "content", " ");
-    json_array_append_new(decs, d);
-    d = json_object();
-    SETS(d, "type", "ByteFallback");
-    json_array_append_new(decs, d);
-    d = json_object();
-    SETS(d, "type", "Fuse");
-    json_array_append_new(decs, d);
-    d = json_object();
-    SETS(d, "type", "Strip");
-    SETS(d, "content", " ");
-    SETI(d, "start", 1);
-    SETI(d, "stop", 0);
-    json_array_append_new(decs, d);
-    json_t *dec = json_object();
-    SETS(dec, "type", "Sequence");
-    json_object_set_new(dec, "decoders", decs);
-    json_t *t = json_object();
-    SETS(t, "version", "1.0");
-    json_object_set_new(t, "truncation", json_null());
-    json_object_set_new(t, "padding", json_null());
-    json_object_set_new(t, "added_tokens", added);
-    json_object_set_new(t, "normalizer", json_null());
-    json_object_set_new(t, "pre_tokenizer", pre);
-    json_object_set_new(t, "post_processor", json_null());
-    json_object_set_new(t, "decoder", dec);
-    json_object_set_new(t, "model", model);
-    return t;
+    char p[PATH_MAX];
+    if (s == CT_OK) s = ct_path_join(p, sizeof p, dir, "tokenizer.json");
+    if (s == CT_OK) s = ct_tokjson_write(p, (const char *const *)pieces, scores, special, vocab);
+    for (int i = 0; pieces && i < vocab; i++) free(pieces[i]);
+    free(pieces);
+    free(scores);
+    free(special);
+    return s;
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -606,13 +520,16 @@ ct_status ct_random_model_write(const ct_random_model_opts *o, const char *dir) 
         }
         float scale = strcmp(sp->name, "log_softmax.mlp.layer0.weight") == 0 ? o->head_scale : 1.0f;
         fill(sp, o->seed, scale, buf, n);
-        if (o->bf16_exact)
+        if (o->bf16_exact) {
+#pragma omp parallel for schedule(static) if (n > FILL_BLOCK)
             for (int64_t k = 0; k < n; k++) buf[k] = ct_bf16_to_f32(ct_f32_to_bf16(buf[k]));
+        }
         if (o->dtype == CT_DTYPE_F32) {
             s = ct_st_writer_write(w, buf);
         } else {
-            for (int64_t k = 0; k < n; k++)
-                half[k] = o->dtype == CT_DTYPE_BF16 ? ct_f32_to_bf16(buf[k]) : ct_f32_to_f16(buf[k]);
+            const int bf = o->dtype == CT_DTYPE_BF16;
+#pragma omp parallel for schedule(static) if (n > FILL_BLOCK)
+            for (int64_t k = 0; k < n; k++) half[k] = bf ? ct_f32_to_bf16(buf[k]) : ct_f32_to_f16(buf[k]);
             s = ct_st_writer_write(w, half);
         }
     }
@@ -621,9 +538,17 @@ ct_status ct_random_model_write(const ct_random_model_opts *o, const char *dir) 
     free(l.v);
     if (s == CT_OK) s = ct_st_writer_finish(w);
     ct_st_writer_free(w);
-    if (s == CT_OK) s = write_json(dir, "config.json", nemo ? nemo_config(o) : transformers_config(o));
-    if (s == CT_OK) s = write_json(dir, "generation_config.json", generation_config());
+    if (s == CT_OK && nemo) s = write_json(dir, "config.json", nemo_config(o));
+    if (s == CT_OK) {
+        ct_model_config c;
+        opts_to_config(o, &c);
+        s = nemo ? ct_config_write_generation(&c, dir)
+                 : ct_config_write_transformers(&c, o->dtype == CT_DTYPE_F32    ? "float32"
+                                                    : o->dtype == CT_DTYPE_BF16 ? "bfloat16"
+                                                                                : "float16",
+                                                dir);
+    }
     if (s == CT_OK) s = write_json(dir, "preprocessor_config.json", preprocessor_config(o));
-    if (s == CT_OK && o->write_tokenizer) s = write_json(dir, "tokenizer.json", tokenizer_json(o->vocab_size));
+    if (s == CT_OK && o->write_tokenizer) s = write_tokenizer(dir, o->vocab_size);
     return s;
 }

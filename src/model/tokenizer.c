@@ -260,7 +260,7 @@ static ct_status build(ct_tokenizer *t, const char *name, json_t *root) {
         return ct_fail(CT_ERR_FORMAT, "%s: \"added_tokens\" is not an array", name);
 
     /* Added tokens may extend the vocabulary past the model's ids, without gaps. */
-    int n = nmodel;
+    int n = nmodel, extra = 0;
     for (size_t i = 0; i < json_array_size(added); i++) {
         json_t *a = json_array_get(added, i);
         json_t *id = json_object_get(a, "id");
@@ -270,7 +270,14 @@ static ct_status build(ct_tokenizer *t, const char *name, json_t *root) {
             return ct_fail(CT_ERR_FORMAT, "%s: added_tokens[%zu]: id %lld out of range", name, i,
                            (long long)json_integer_value(id));
         if (json_integer_value(id) >= n) n = (int)json_integer_value(id) + 1;
+        if (json_integer_value(id) >= nmodel) extra++;
     }
+    /* Checked before allocating, so a short file cannot claim millions of ids. */
+    if (n - nmodel > extra)
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: added token ids reach %d but the model has %d pieces and %d added tokens lie past "
+                       "them: ids must be 0..N-1 without gaps",
+                       name, n - 1, nmodel, extra);
     t->n = n;
     t->piece = calloc((size_t)n, sizeof *t->piece);
     t->len = calloc((size_t)n, sizeof *t->len);
@@ -407,7 +414,7 @@ ct_status ct_tokenizer_prompt(const ct_tokenizer *t, const char *lang, int punct
 
 /* ---- decoding ---------------------------------------------------------- */
 
-#define MAX_TEXT (64u << 20) /* bytes a decode may produce at any step */
+#define MAX_TEXT (16u << 20) /* bytes a decode may produce at any step */
 
 typedef struct {
     char **s;

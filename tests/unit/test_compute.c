@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compute/backend.h"
+#include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 #include "testutil.h"
 
@@ -258,7 +259,7 @@ static void test_convs_and_elementwise(void **state) {
         assert_memory_equal(d1, d2, sizeof(float) * B * T * F);
         CT_ASSERT_OK(ct_ref_glu(f->ref, d1, x1, B * T, F / 2));
         CT_ASSERT_OK(f->fast->ops->glu(f->fast, d2, x1, B * T, F / 2));
-        assert_memory_equal(d1, d2, sizeof(float) * B * T * (F / 2));
+        CHECK_CLOSE(d2, d1, (size_t)B * T * (F / 2), 1e-6);
         assert_float_equal(d1[0], x1[0] / (1.0f + expf(-x1[F / 2])), 1e-6);
         /* mask and flatten */
         int len[2] = {T / 2, 1};
@@ -304,6 +305,22 @@ static void test_positions_embed_argmax(void **state) {
     assert_true(sm[3] == 0.0f && sm[5] == 0.0f);
 }
 
+static void test_fast_expf(void **state) {
+    (void)state;
+    double worst = 0;
+    for (float x = -87.0f; x < 88.3f; x += 0.0137f) {
+        double e = fabs((double)ct_fast_expf(x) - exp((double)x)) / exp((double)x);
+        if (e > worst) worst = e;
+    }
+    if (!(worst < 5e-7)) fail_msg("fast expf: worst relative error %.3g", worst);
+    assert_true(ct_fast_expf(-INFINITY) >= 0.0f && ct_fast_expf(-INFINITY) < 1e-37f);
+    assert_true(ct_fast_expf(0.0f) == 1.0f);
+    float v[37], r[37];
+    for (int i = 0; i < 37; i++) v[i] = r[i] = (float)i * 0.3f - 5.0f;
+    ct_fast_bias_act(v, NULL, NULL, 1.0f, CT_ACT_SILU, 37);
+    for (int i = 0; i < 37; i++) assert_float_equal(v[i], r[i] / (1.0f + expf(-r[i])), 1e-6);
+}
+
 static void test_backend_basics(void **state) {
     fixture *f = *state;
     ct_backend *be;
@@ -338,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_decoder_attention),
         cmocka_unit_test(test_convs_and_elementwise),
         cmocka_unit_test(test_positions_embed_argmax),
+        cmocka_unit_test(test_fast_expf),
         cmocka_unit_test(test_backend_basics),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,19 +4,21 @@
  * the logits of every step, for the padded fixture batch, for each clip alone,
  * for both checkpoint layouts, on the fast CPU backend and the reference one. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asr/encoder.h"
 #include "asr/generate.h"
-#include "st_mini.h"
+#include "model/checkpoint.h"
+#include "model/safetensors.h"
 #include "testutil.h"
 
 #define NCLIPS 6
 #define MAX_NEW 40
 
 typedef struct ref_data {
-    st_mini st;
+    ct_safetensors *st;
     int B, T, n_mels;
     int feat_len[NCLIPS], enc_len[NCLIPS];
     float *feats; /* (B, T, n_mels) padded */
@@ -24,22 +26,35 @@ typedef struct ref_data {
     int P;
 } ref_data;
 
-static const float *ref_f32(ref_data *r, const char *name, int64_t *rows, int64_t *cols) {
-    ct_host_tensor t;
-    if (!st_mini_get(&r->st, name, &t)) fail_msg("reference tensor %s missing", name);
-    if (rows) *rows = t.shape[0];
-    if (cols) *cols = t.ndim > 1 ? t.shape[1] : 1;
-    return t.data;
+static const ct_st_tensor *ref_get(ref_data *r, const char *name) {
+    const ct_st_tensor *t = ct_st_find(r->st, name);
+    if (!t) fail_msg("reference tensor %s missing", name);
+    return t;
+}
+/* An aligned float copy (the file's offsets need not be aligned); caller frees. */
+static float *ref_f32(ref_data *r, const char *name, int64_t *rows, int64_t *cols) {
+    const ct_st_tensor *t = ref_get(r, name);
+    if (rows) *rows = t->shape[0];
+    if (cols) *cols = t->ndim > 1 ? t->shape[1] : 1;
+    float *p = malloc(sizeof(float) * (size_t)(t->numel ? t->numel : 1));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(t, p, (size_t)t->numel));
+    return p;
 }
 static int64_t ref_i64(ref_data *r, const char *name, int i) {
-    ct_host_tensor t;
-    if (!st_mini_get(&r->st, name, &t)) fail_msg("reference tensor %s missing", name);
-    return ((const int64_t *)t.data)[i];
+    const ct_st_tensor *t = ref_get(r, name);
+    int64_t v;
+    memcpy(&v, (const char *)t->data + 8 * (size_t)i, 8);
+    return v;
+}
+static void ref_i32(ref_data *r, const char *name, int32_t *out, int *n) {
+    const ct_st_tensor *t = ref_get(r, name);
+    *n = (int)t->shape[0];
+    memcpy(out, t->data, sizeof(int32_t) * (size_t)*n);
 }
 
 static void load_ref(ref_data *r) {
     memset(r, 0, sizeof *r);
-    assert_int_equal(st_mini_open(&r->st, CT_FIXTURE("reference.safetensors")), 0);
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &r->st));
     r->B = (int)ref_i64(r, "batch.features_shape", 0);
     r->T = (int)ref_i64(r, "batch.features_shape", 1);
     r->n_mels = (int)ref_i64(r, "batch.features_shape", 2);
@@ -51,62 +66,17 @@ static void load_ref(ref_data *r) {
         r->enc_len[b] = (int)ref_i64(r, "batch.encoder_frames_valid", b);
         int64_t n, c;
         snprintf(nm, sizeof nm, "features.nodither.%d", b);
-        const float *f = ref_f32(r, nm, &n, &c);
+        float *f = ref_f32(r, nm, &n, &c);
         assert_int_equal(n, r->feat_len[b]);
         memcpy(r->feats + (size_t)b * r->T * r->n_mels, f, sizeof(float) * n * c);
+        free(f);
     }
-    ct_host_tensor p;
-    assert_true(st_mini_get(&r->st, "prompt", &p));
-    r->P = (int)p.shape[0];
-    memcpy(r->prompt, p.data, sizeof(int32_t) * r->P);
+    ref_i32(r, "prompt", r->prompt, &r->P);
 }
 
 static void free_ref(ref_data *r) {
     free(r->feats);
-    st_mini_close(&r->st);
-}
-
-/* Hyper-parameters from a config.json of either layout (test-side reader). */
-static void read_hparams(const char *dir, ct_asr_hparams *hp) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    json_t *c = json_load_file(path, 0, NULL);
-    assert_non_null(c);
-    memset(hp, 0, sizeof *hp);
-    json_t *e = json_object_get(c, "encoder_config");
-    if (e) { /* transformers style */
-        hp->n_mels = (int)json_integer_value(json_object_get(e, "num_mel_bins"));
-        hp->sub_channels = (int)json_integer_value(json_object_get(e, "subsampling_conv_channels"));
-        hp->enc_layers = (int)json_integer_value(json_object_get(e, "num_hidden_layers"));
-        hp->d_enc = (int)json_integer_value(json_object_get(e, "hidden_size"));
-        hp->enc_heads = (int)json_integer_value(json_object_get(e, "num_attention_heads"));
-        hp->enc_ff = (int)json_integer_value(json_object_get(e, "intermediate_size"));
-        hp->conv_kernel = (int)json_integer_value(json_object_get(e, "conv_kernel_size"));
-        hp->xscaling = json_is_true(json_object_get(e, "scale_input"));
-        hp->dec_layers = (int)json_integer_value(json_object_get(c, "num_hidden_layers"));
-        hp->d_dec = (int)json_integer_value(json_object_get(c, "hidden_size"));
-        hp->dec_heads = (int)json_integer_value(json_object_get(c, "num_attention_heads"));
-        hp->dec_ff = (int)json_integer_value(json_object_get(c, "intermediate_size"));
-        hp->max_pos = (int)json_integer_value(json_object_get(c, "max_position_embeddings"));
-    } else { /* NeMo style */
-        e = json_object_get(c, "encoder");
-        json_t *d = json_object_get(json_object_get(c, "transf_decoder"), "config_dict");
-        hp->n_mels = (int)json_integer_value(json_object_get(e, "feat_in"));
-        hp->sub_channels = (int)json_integer_value(json_object_get(e, "subsampling_conv_channels"));
-        hp->enc_layers = (int)json_integer_value(json_object_get(e, "n_layers"));
-        hp->d_enc = (int)json_integer_value(json_object_get(e, "d_model"));
-        hp->enc_heads = (int)json_integer_value(json_object_get(e, "n_heads"));
-        hp->enc_ff = hp->d_enc * (int)json_integer_value(json_object_get(e, "ff_expansion_factor"));
-        hp->conv_kernel = (int)json_integer_value(json_object_get(e, "conv_kernel_size"));
-        hp->xscaling = json_is_true(json_object_get(e, "xscaling"));
-        hp->dec_layers = (int)json_integer_value(json_object_get(d, "num_layers"));
-        hp->d_dec = (int)json_integer_value(json_object_get(d, "hidden_size"));
-        hp->dec_heads = (int)json_integer_value(json_object_get(d, "num_attention_heads"));
-        hp->dec_ff = (int)json_integer_value(json_object_get(d, "inner_size"));
-        hp->max_pos = (int)json_integer_value(json_object_get(d, "max_sequence_length"));
-    }
-    hp->vocab = (int)json_integer_value(json_object_get(c, "vocab_size"));
-    json_decref(c);
+    ct_st_free(r->st);
 }
 
 typedef struct run_out {
@@ -118,22 +88,19 @@ typedef struct run_out {
 
 /* Encoder + greedy decoding of rows [b0, b0+B) of the reference features,
  * padded to T frames. */
-static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
-                       run_out *o) {
+static void run_engine_ex(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                          int max_new, int ignore_eos, run_out *o) {
     ct_backend *be;
     CT_ASSERT_OK(ct_backend_create(backend, NULL, &be));
-    ct_asr_hparams hp;
-    read_hparams(model, &hp);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/model.safetensors", model);
-    st_mini st;
-    assert_int_equal(st_mini_open(&st, path), 0);
+    ct_checkpoint *ck;
+    CT_ASSERT_OK(ct_checkpoint_open(model, &ck));
     ct_asr_weights w;
-    CT_ASSERT_OK(ct_asr_weights_load(be, st_mini_lookup, &st, &hp, wdt, &w));
-    st_mini_close(&st); /* weights were converted: the file is no longer needed */
+    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, wdt, &w));
+    ct_checkpoint_free(ck); /* weights were converted: the file is no longer needed */
+    ct_asr_hparams hp = w.hp;
 
     ct_arena act, ws;
-    int Smax = ct_generate_cache_positions(&hp, r->P, MAX_NEW);
+    int Smax = ct_generate_cache_positions(&hp, r->P, max_new);
     int Te0 = ct_encoder_frames(T);
     CT_ASSERT_OK(ct_backend_arena_create(be, ct_encoder_act_bytes(&hp, B, T) + ct_decoder_state_bytes(&hp, B, Te0, Smax), &act));
     size_t wsb = ct_encoder_ws_bytes(&hp, B, T, 8);
@@ -154,7 +121,7 @@ static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref
     CT_ASSERT_OK(ct_decoder_prepare(&w, be, &act, &ws, enc, o->enc_len, B, o->Te, Smax, &st_dec));
     int32_t *prompts = malloc(sizeof(int32_t) * B * r->P);
     for (int b = 0; b < B; b++) memcpy(prompts + b * r->P, r->prompt, sizeof(int32_t) * r->P);
-    ct_generate_options go = {.max_new_tokens = MAX_NEW, .eos_id = 3, .keep_logits = 1};
+    ct_generate_options go = {.max_new_tokens = max_new, .eos_id = 3, .keep_logits = 1, .ignore_eos = ignore_eos};
     CT_ASSERT_OK(ct_generate_greedy(&w, be, &st_dec, &ws, prompts, r->P, &go, o->rows));
     assert_int_equal(ws.used, 0);
     free(prompts);
@@ -164,6 +131,11 @@ static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref
     ct_backend_arena_free(be, &ws);
     ct_asr_weights_free(&w);
     ct_backend_free(be);
+}
+
+static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                       run_out *o) {
+    run_engine_ex(backend, model, wdt, r, b0, B, T, MAX_NEW, 0, o);
 }
 
 static void free_out(run_out *o, int B) {
@@ -179,28 +151,29 @@ static void check_against_reference(ref_data *r, run_out *o, int b0, int B, int 
         assert_int_equal(o->enc_len[b], r->enc_len[i]);
         int64_t n, c;
         snprintf(nm, sizeof nm, "encoder.%d", i);
-        const float *e = ref_f32(r, nm, &n, &c);
+        float *e = ref_f32(r, nm, &n, &c);
         assert_int_equal(n, r->enc_len[i]);
         assert_int_equal(c, d);
         double err = ct_rel_l2(o->enc + (size_t)b * o->Te * d, e, (size_t)n * d);
         if (getenv("CT_TEST_VERBOSE")) print_message("clip %d: encoder rel L2 %.3g\n", i, err);
         if (!(err <= 1e-4)) fail_msg("clip %d: encoder relative L2 %.3g > 1e-4", i, err);
+        free(e);
         snprintf(nm, sizeof nm, "tokens.%d", i);
-        ct_host_tensor tk;
-        assert_true(st_mini_get(&r->st, nm, &tk));
-        const int32_t *want = tk.data;
-        int nt = (int)tk.shape[0];
+        int32_t want[1024];
+        int nt;
+        ref_i32(r, nm, want, &nt);
         if (o->rows[b].n_tokens != nt || memcmp(o->rows[b].tokens, want, sizeof(int32_t) * nt))
             fail_msg("clip %d: %d tokens, reference %d (first difference at %d)", i, o->rows[b].n_tokens, nt,
                      ({ int k = 0; while (k < nt && k < o->rows[b].n_tokens && o->rows[b].tokens[k] == want[k]) k++; k; }));
         snprintf(nm, sizeof nm, "logits.%d", i);
         int64_t V;
-        const float *lg = ref_f32(r, nm, &n, &V);
+        float *lg = ref_f32(r, nm, &n, &V);
         for (int s = 0; s < nt; s++) {
             double le = ct_rel_l2(o->rows[b].logits + (size_t)s * V, lg + (size_t)s * V, (size_t)V);
             if (getenv("CT_TEST_VERBOSE") && s == nt - 1) print_message("clip %d step %d: logits rel L2 %.3g\n", i, s, le);
             if (!(le <= 1e-4)) fail_msg("clip %d step %d: logits relative L2 %.3g > 1e-4", i, s, le);
         }
+        free(lg);
         /* stop reasons: EOS where the reference stopped early, the token budget elsewhere */
         ct_stop_reason want_stop = want[nt - 1] == 3 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS;
         assert_int_equal(o->rows[b].stop, want_stop);
@@ -278,6 +251,29 @@ static void test_bf16_weights(void **state) {
     free_out(&o, r->B);
 }
 
+/* Forced decoding runs every row to the end of the position table (128 in
+ * the fixture: 118 tokens after the 10-token prompt), and its first tokens are
+ * the reference's up to the reference's EOS. */
+static void test_position_table_end(void **state) {
+    ref_data *r = *state;
+    run_out o;
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, 2, r->feat_len[1] + 1, 1000, 1, &o);
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(o.rows[b].n_tokens, 128 - r->P);
+        assert_int_equal(o.rows[b].stop, CT_STOP_POSITIONS);
+    }
+    int32_t want[1024];
+    int nt;
+    ref_i32(r, "tokens.0", want, &nt);
+    assert_memory_equal(o.rows[0].tokens, want, sizeof(int32_t) * nt); /* EOS included, then it goes on */
+    free_out(&o, 2);
+    /* a budget below the table stops at the budget */
+    run_engine_ex("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 1, 1, r->feat_len[1] + 1, 7, 1, &o);
+    assert_int_equal(o.rows[0].n_tokens, 7);
+    assert_int_equal(o.rows[0].stop, CT_STOP_MAX_TOKENS);
+    free_out(&o, 1);
+}
+
 static int setup(void **state) {
     ref_data *r = calloc(1, sizeof *r);
     load_ref(r);
@@ -297,6 +293,9 @@ int main(void) {
         cmocka_unit_test(test_each_clip_alone),
         cmocka_unit_test(test_layouts_agree),
         cmocka_unit_test(test_bf16_weights),
+        cmocka_unit_test(test_position_table_end),
     };
+    /* CT_TEST_FILTER=test_batch_fast runs one test (slow tools: valgrind) */
+    if (getenv("CT_TEST_FILTER")) cmocka_set_test_filter(getenv("CT_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -176,6 +176,35 @@ static void test_decoder_variants(void **state) {
     json_decref(base);
 }
 
+/* ByteFallback parsing quirks, duplicate pieces (last wins), specials by string. */
+static void test_quirks(void **state) {
+    (void)state;
+    json_t *cases = load_json(CT_FIXTURE("tokenizer_cases.json"));
+    json_t *q = json_object_get(cases, "quirks");
+    char *txt = json_dumps(json_object_get(q, "tokenizer"), 0);
+    assert_non_null(txt);
+    ct_tokenizer *t = NULL;
+    CT_ASSERT_OK(ct_tokenizer_load_buffer(txt, strlen(txt), "quirks.json", &t));
+    assert_int_equal(ct_tokenizer_id(t, "▁"), json_integer_value(json_object_get(q, "id_of_space")));
+    json_t *rows = json_object_get(q, "cases");
+    assert_true(json_array_size(rows) >= 8);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *c = json_array_get(rows, i);
+        int32_t ids[64];
+        int n = ids_of(json_object_get(c, "ids"), ids, 64);
+        char *got = NULL;
+        CT_ASSERT_OK(ct_tokenizer_decode(t, ids, n, &got));
+        const char *want = json_string_value(json_object_get(c, "text"));
+        if (strcmp(got, want) != 0)
+            fail_msg("quirk %s: got \"%s\", want \"%s\"\n" HINT, json_string_value(json_object_get(c, "name")), got,
+                     want);
+        free(got);
+    }
+    ct_tokenizer_free(t);
+    free(txt);
+    json_decref(cases);
+}
+
 static void test_decode_errors(void **state) {
     (void)state;
     ct_tokenizer *t = load_tok("tokenizer.json");
@@ -290,7 +319,7 @@ static void test_malformed(void **state) {
         {"model type", m_model_type, CT_ERR_UNSUPPORTED, "model type \"Nope\""},
         {"vocab entry", m_vocab_not_pair, CT_ERR_FORMAT, "model.vocab[7] is not [piece, score]"},
         {"added mismatch", m_added_mismatch, CT_ERR_FORMAT, "added token id 3 is \"<|eot|>\""},
-        {"added gap", m_added_gap, CT_ERR_FORMAT, "has no piece (ids must be 0..600)"},
+        {"added gap", m_added_gap, CT_ERR_FORMAT, "added token ids reach 600 but the model has 495 pieces"},
         {"added negative", m_added_negative, CT_ERR_FORMAT, "id -4 out of range"},
         {"added not array", m_added_not_array, CT_ERR_FORMAT, "\"added_tokens\" is not an array"},
         {"missing prompt token", m_missing_prompt_token, CT_ERR_FORMAT, "missing prompt token <|notimestamp|>"},
@@ -363,7 +392,7 @@ int main(void) {
         cmocka_unit_test(test_tables),          cmocka_unit_test(test_prompts),
         cmocka_unit_test(test_decode_main),     cmocka_unit_test(test_decode_metaspace),
         cmocka_unit_test(test_decode_with_specials), cmocka_unit_test(test_decoder_variants),
-        cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_quirks),          cmocka_unit_test(test_decode_errors),
         cmocka_unit_test(test_malformed),       cmocka_unit_test(test_malformed_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -197,7 +197,37 @@ def write_cases(path, tok_main, tok_meta):
                 text = None
             rows.append({"name": name, "ids": ids, "text": text})
         out["decoder_variants"].append({"decoder": dj, "cases": rows})
+    out["quirks"] = quirk_cases()
     with open(path, "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
         f.write("\n")
     return out
+
+
+def quirk_cases():
+    """A tiny tokenizer whose pieces probe ByteFallback's parsing (lowercase hex,
+    Rust's from_str_radix accepting '+', pieces that only look like bytes),
+    duplicate model pieces (last wins) and specials that are not added tokens."""
+    pieces = ["<unk>", "<|endoftext|>", "<|startoftranscript|>", "<|pnc|>", "<|nopnc|>", "<|startofcontext|>",
+              "<|noitn|>", "<|notimestamp|>", "<|nodiarize|>", "<|emo:undefined|>", "<|en|>", "▁",
+              "<0xC3>", "<0xa9>", "<0x+A>", "<0x0G>", "<0xC3", "<0X41>", "<0x41>", "a", "▁b", "▁", "<pad>",
+              "<0x-1>", "<0x+>", "<|not_added|>"]
+    tok = Tokenizer(models.Unigram([(p, 0.0) for p in pieces], unk_id=0, byte_fallback=True))
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tok.add_special_tokens([AddedToken(p, special=True, normalized=False) for p in pieces[:11] + ["<pad>"]])
+    I = lambda p: pieces.index(p)  # noqa: E731
+    seqs = [
+        ("lowercase_hex", [I("<0xC3>"), I("<0xa9>")]),
+        ("plus_sign_hex", [I("a"), I("<0x+A>"), I("a")]),
+        ("not_hex", [I("<0x0G>"), I("<0xC3")]),
+        ("capital_X", [I("<0X41>"), I("<0x41>")]),
+        ("minus_and_bare_plus", [I("<0x-1>"), I("<0x+>"), I("<0x41>")]),
+        ("duplicate_space_piece", [11, I("a"), 21, I("▁b")]),
+        ("special_by_string_not_added", [I("<|not_added|>"), I("a")]),
+        ("pad_special", [I("<pad>"), I("▁b"), I("<|endoftext|>")]),
+    ]
+    return {
+        "tokenizer": json.loads(tok.to_str()),
+        "id_of_space": tok.token_to_id("▁"),
+        "cases": [{"name": n, "ids": ids, "text": tok.decode(ids, skip_special_tokens=True)} for n, ids in seqs],
+    }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
 ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,
@@ -51,8 +52,9 @@ ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const f
                 if (s[j] > mx) mx = s[j];
             }
             float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
             for (int j = 0; j < L; j++) {
-                s[j] = expf(s[j] - mx);
+                s[j] = ct_fast_expf(s[j] - mx);
                 sum += s[j];
             }
             float inv = 1.0f / sum;
@@ -77,8 +79,9 @@ static void attend_one(float *o, const float *qi, const float *K, const float *V
     for (int j = 0; j < nk; j++)
         if (s[j] > mx) mx = s[j];
     float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
     for (int j = 0; j < nk; j++) {
-        s[j] = expf(s[j] - mx);
+        s[j] = ct_fast_expf(s[j] - mx);
         sum += s[j];
     }
     float inv = 1.0f / sum;

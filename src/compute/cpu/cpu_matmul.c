@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
 #define CT_WBLOCK 64 /* output features widened per tile (64 × K floats) */
@@ -23,12 +24,7 @@ static void epilogue(float *y, const float *b, const float *residual, float alph
                 for (int n = 0; n < N; n++) yr[n] += alpha * b[n];
             continue;
         }
-        const float *rr = residual ? residual + (size_t)m * N : NULL;
-        for (int n = 0; n < N; n++) {
-            float v = yr[n] + (b ? b[n] : 0.0f);
-            v = alpha * ct_ref_act(v, act);
-            yr[n] = rr ? rr[n] + v : v;
-        }
+        ct_fast_bias_act(yr, b, residual ? residual + (size_t)m * N : NULL, alpha, (int)act, N);
     }
 }
 
@@ -93,7 +89,8 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
         for (int o = 0; o < Co; o++) {
             float bo = b ? b[o] : 0.0f;
             float *r = yb + (size_t)o * P;
-            for (int p = 0; p < P; p++) r[p] = ct_ref_act(r[p] + bo, act);
+            for (int p = 0; p < P; p++) r[p] += bo;
+            ct_fast_bias_act(r, NULL, NULL, 1.0f, (int)act, P);
         }
     }
     ct_arena_rewind(ws, mark);

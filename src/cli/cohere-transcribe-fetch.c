@@ -1,0 +1,178 @@
+/* cohere-transcribe-fetch — resolve a model spec (Hub id or local folder) into
+ * the Hugging Face cache and print the folder to load it from; or fetch single
+ * repo files (--file), or the Silero VAD weights (--vad). A progress bar is
+ * drawn on stderr when it is a terminal. Exit 0 ok, 1 failure, 2 usage,
+ * 130 when interrupted (partial downloads are kept and resume next time). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "model/checkpoint.h"
+#include "model/hub.h"
+#include "model/resolve.h"
+
+static volatile sig_atomic_t g_cancel;
+static void on_signal(int sig) {
+    (void)sig;
+    g_cancel = 1;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: cohere-transcribe-fetch [options] [MODEL]\n"
+            "Resolve MODEL (a Hugging Face repo id or a local folder; default %s\n"
+            "pinned to %s) and print the folder that holds it.\n"
+            "  --revision R     branch, tag or commit (default: the pinned commit, else main)\n"
+            "  --file F         fetch only this repo file (repeatable); prints each path\n"
+            "  --vad SPEC       resolve Silero VAD weights (file, folder or Hub repo[@rev])\n"
+            "  --cache-dir D    cache folder (default $HF_HUB_CACHE, $HF_HOME/hub, ...)\n"
+            "  --endpoint URL   Hub endpoint (default $HF_ENDPOINT or https://huggingface.co)\n"
+            "  --offline        use the cache only (as HF_HUB_OFFLINE=1)\n"
+            "  --quiet          no progress bar\n"
+            "  --check          open the resolved checkpoint and print its tensor and\n"
+            "                   parameter counts (a loading smoke test)\n"
+            "  -h, --help\n",
+            CT_DEFAULT_MODEL, CT_DEFAULT_MODEL_COMMIT);
+}
+
+typedef struct bar {
+    double last;
+    int drawn;
+} bar;
+
+static void human(double b, char *out, size_t cap) {
+    const char *u[] = {"B", "kB", "MB", "GB", "TB"};
+    int i = 0;
+    while (b >= 1000.0 && i < 4) b /= 1000.0, i++;
+    snprintf(out, cap, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+}
+
+static void draw(const char *repo, const char *file, uint64_t done, uint64_t total, void *user) {
+    (void)repo;
+    bar *b = user;
+    char d[32], t[32];
+    human((double)done, d, sizeof d);
+    int width = 30;
+    if (total) {
+        human((double)total, t, sizeof t);
+        int fill = (int)((double)width * (double)done / (double)total);
+        if (fill > width) fill = width;
+        fprintf(stderr, "\r%-32.32s [", file);
+        for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
+        fprintf(stderr, "] %5.1f%% %s / %s\033[K", 100.0 * (double)done / (double)total, d, t);
+    } else {
+        fprintf(stderr, "\r%-32.32s %s\033[K", file, d);
+    }
+    if (total && done >= total) fputc('\n', stderr);
+    fflush(stderr);
+    b->drawn = 1;
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL, *revision = NULL, *vad = NULL;
+    const char *files[64];
+    int nfiles = 0, quiet = 0, check = 0;
+    ct_hub_options o;
+    ct_hub_default_options(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define VALUE(name)                                                                     \
+    (!v ? (fprintf(stderr, "cohere-transcribe-fetch: error: %s needs a value\n", name), \
+           exit(2), (const char *)NULL)                                                 \
+        : (i++, v))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--revision")) {
+            revision = VALUE(a);
+        } else if (!strcmp(a, "--file")) {
+            if (nfiles == 64) {
+                fprintf(stderr, "cohere-transcribe-fetch: error: too many --file\n");
+                return 2;
+            }
+            files[nfiles++] = VALUE(a);
+        } else if (!strcmp(a, "--vad")) {
+            vad = VALUE(a);
+        } else if (!strcmp(a, "--cache-dir")) {
+            o.cache_dir = VALUE(a);
+        } else if (!strcmp(a, "--endpoint")) {
+            o.endpoint = VALUE(a);
+        } else if (!strcmp(a, "--offline")) {
+            o.offline = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--check")) {
+            check = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "cohere-transcribe-fetch: error: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!model) {
+            model = a;
+        } else {
+            fprintf(stderr, "cohere-transcribe-fetch: error: more than one MODEL\n");
+            return 2;
+        }
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o.cancel = &g_cancel;
+    bar b = {0};
+    if (!quiet && isatty(STDERR_FILENO)) {
+        o.progress = draw;
+        o.progress_user = &b;
+    }
+
+    ct_status st = CT_OK;
+    if (vad) {
+        char *path = NULL;
+        st = ct_vad_weights_resolve(vad, &o, &path);
+        if (st == CT_OK) printf("%s\n", path);
+        free(path);
+    } else if (nfiles) {
+        if (!model) {
+            fprintf(stderr, "cohere-transcribe-fetch: error: --file needs a MODEL repo id\n");
+            return 2;
+        }
+        ct_hub *h = NULL;
+        ct_hub_revision *rev = NULL;
+        st = ct_hub_create(&o, &h);
+        if (st == CT_OK) st = ct_hub_resolve_revision(h, model, revision, &rev);
+        for (int i = 0; st == CT_OK && i < nfiles; i++) {
+            char *path = NULL;
+            int64_t size = -1;
+            ct_hub_revision_has(rev, files[i], &size);
+            st = ct_hub_fetch(h, model, rev->commit, files[i], size, &path);
+            if (st == CT_OK) printf("%s\n", path);
+            free(path);
+        }
+        ct_hub_revision_free(rev);
+        ct_hub_free(h);
+    } else {
+        char *dir = NULL;
+        st = ct_model_resolve(model, revision, &o, &dir);
+        if (st == CT_OK) printf("%s\n", dir);
+        if (st == CT_OK && check) {
+            ct_checkpoint *ck = NULL;
+            st = ct_checkpoint_open(dir, &ck);
+            if (st == CT_OK)
+                printf("checkpoint: %zu tensors, %lld parameters\n", ct_checkpoint_count(ck),
+                       (long long)ct_checkpoint_param_count(ck));
+            ct_checkpoint_free(ck);
+        }
+        free(dir);
+    }
+    if (b.drawn) fputc('\n', stderr);
+    if (st != CT_OK) {
+        fprintf(stderr, "cohere-transcribe-fetch: error: %s\n", ct_last_error());
+        if (st == CT_ERR_ABORTED) return 130;
+        return st == CT_ERR_INVALID_ARG ? 2 : 1;
+    }
+    return 0;
+}

@@ -1,0 +1,482 @@
+/* resolve.c — --model (and VAD weight) specs to folders/files on disk. Decides
+ * local vs Hub like the original, knows which files a checkpoint needs, and
+ * refuses quantized checkpoints and adapters before the large downloads. The
+ * transfer itself is hub.c's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fs.h"
+#include "core/log.h"
+#include "model/resolve.h"
+#include "vad/silero.h"
+
+#define CT_JSON_MAX (64u << 20)
+
+void ct_model_ref_clear(ct_model_ref *r) {
+    if (!r) return;
+    free(r->id);
+    free(r->revision);
+    free(r->dir);
+    memset(r, 0, sizeof *r);
+}
+
+/* "~" or "~/..." with $HOME put in, else a copy (malloc'd; NULL on OOM). */
+static char *expand_home(const char *p) {
+    const char *home = getenv("HOME");
+    if (p[0] != '~' || (p[1] && p[1] != '/') || !home || !*home) return strdup(p);
+    size_t n = strlen(home) + strlen(p);
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s", home, p + 1);
+    return s;
+}
+
+static int path_exists(const char *p) {
+    char *e = expand_home(p);
+    struct stat s;
+    int ok = e && stat(e, &s) == 0;
+    free(e);
+    return ok;
+}
+
+ct_status ct_model_spec_kind(const char *spec, int *is_local) {
+    *is_local = 0;
+    if (!spec || !*spec)
+        return ct_fail(CT_ERR_INVALID_ARG,
+                       "--model must be a non-empty Hugging Face repository ID or local directory");
+    size_t n = strlen(spec);
+    if (spec[0] == ' ' || spec[0] == '\t' || spec[0] == '\n' || spec[n - 1] == ' ' ||
+        spec[n - 1] == '\t' || spec[n - 1] == '\n' || spec[n - 1] == '\r')
+        return ct_fail(CT_ERR_INVALID_ARG, "--model must not have leading or trailing whitespace");
+    if (path_exists(spec)) {
+        *is_local = 1;
+        return CT_OK;
+    }
+    int slashes = 0;
+    for (const char *p = spec; *p; p++) slashes += *p == '/';
+    if (spec[0] == '/' || spec[0] == '~' || !strncmp(spec, "./", 2) || !strncmp(spec, "../", 3) ||
+        !strcmp(spec, ".") || !strcmp(spec, "..") || slashes > 1)
+        return ct_fail(CT_ERR_NOT_FOUND, "--model %s: no such local model directory", spec);
+    if (ct_hub_validate_repo_id(spec) != CT_OK)
+        return ct_fail_wrap(CT_ERR_INVALID_ARG,
+                            "--model must be a valid Hugging Face repository ID or local directory");
+    return CT_OK;
+}
+
+/* ---- checkpoint contents ------------------------------------------------- */
+
+static ct_status load_json(const char *path, json_t **out) {
+    char *buf;
+    size_t n;
+    CT_TRY(ct_fs_read_all(path, CT_JSON_MAX, &buf, &n));
+    json_error_t je;
+    json_t *j = json_loadb(buf, n, 0, &je);
+    free(buf);
+    if (!j) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
+    *out = j;
+    return CT_OK;
+}
+
+/* Refuse what the original refuses, from config.json alone. */
+static ct_status check_config(const char *path) {
+    json_t *cfg;
+    CT_TRY(load_json(path, &cfg));
+    ct_status st = CT_OK;
+    if (!json_is_object(cfg)) {
+        st = ct_fail(CT_ERR_FORMAT, "%s: not a JSON object", path);
+    } else {
+        json_t *q = json_object_get(cfg, "quantization_config");
+        if (q && !json_is_null(q))
+            st = ct_fail(CT_ERR_UNSUPPORTED,
+                         "%s: the checkpoint is quantized (quantization_config); only dense "
+                         "checkpoints are supported",
+                         path);
+    }
+    json_decref(cfg);
+    return st;
+}
+
+/* The shard names of a model.safetensors.index.json (unique, in order). */
+ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *path,
+                                      char ***names, int *n) {
+    *names = NULL;
+    *n = 0;
+    json_error_t je;
+    json_t *idx = json_loadb(json, len, 0, &je);
+    if (!idx) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
+    json_t *wm = json_object_get(idx, "weight_map");
+    if (!json_is_object(wm) || json_object_size(wm) == 0) {
+        json_decref(idx);
+        return ct_fail(CT_ERR_FORMAT, "%s: no 'weight_map' object", path);
+    }
+    size_t cap = json_object_size(wm);
+    char **v = calloc(cap, sizeof *v);
+    if (!v) {
+        json_decref(idx);
+        return ct_fail(CT_ERR_OOM, "out of memory");
+    }
+    int k = 0;
+    const char *key;
+    json_t *val;
+    ct_status st = CT_OK;
+    json_object_foreach(wm, key, val) {
+        const char *s = json_string_value(val);
+        if (!s) {
+            st = ct_fail(CT_ERR_FORMAT, "%s: weight_map[%s] is not a file name", path, key);
+            break;
+        }
+        if (ct_hub_validate_filename(s) != CT_OK) {
+            st = ct_fail_wrap(CT_ERR_FORMAT, "%s: weight_map[%s]", path, key);
+            break;
+        }
+        int dup = 0;
+        for (int i = 0; i < k && !dup; i++) dup = !strcmp(v[i], s);
+        if (dup) continue;
+        if (k == 10000) {
+            st = ct_fail(CT_ERR_LIMIT, "%s: more than 10000 shard files", path);
+            break;
+        }
+        if (!(v[k] = strdup(s))) {
+            st = ct_fail(CT_ERR_OOM, "out of memory");
+            break;
+        }
+        k++;
+    }
+    json_decref(idx);
+    if (st != CT_OK) {
+        for (int i = 0; i < k; i++) free(v[i]);
+        free(v);
+        return st;
+    }
+    *names = v;
+    *n = k;
+    return CT_OK;
+}
+
+static ct_status index_shards(const char *path, char ***names, int *n) {
+    char *buf;
+    size_t len;
+    CT_TRY(ct_fs_read_all(path, CT_JSON_MAX, &buf, &len));
+    ct_status st = ct_model_index_shards_parse(buf, len, path, names, n);
+    free(buf);
+    return st;
+}
+
+static void free_names(char **v, int n) {
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static ct_status need_file(const char *dir, const char *name) {
+    char p[PATH_MAX];
+    CT_TRY(ct_path_join(p, sizeof p, dir, name));
+    if (!ct_fs_is_file(p))
+        return ct_fail(CT_ERR_NOT_FOUND, "%s: missing %s", dir, name);
+    return CT_OK;
+}
+
+ct_status ct_model_check_dir(const char *dir) {
+    char p[PATH_MAX];
+    CT_TRY(ct_path_join(p, sizeof p, dir, "adapter_config.json"));
+    int adapter = ct_fs_is_file(p);
+    CT_TRY(ct_path_join(p, sizeof p, dir, "config.json"));
+    if (adapter && !ct_fs_is_file(p))
+        return ct_fail(CT_ERR_UNSUPPORTED,
+                       "%s: PEFT/LoRA adapters are not supported (adapter_config.json)", dir);
+    CT_TRY(need_file(dir, "config.json"));
+    CT_TRY(check_config(p));
+    if (adapter)
+        return ct_fail(CT_ERR_UNSUPPORTED,
+                       "%s: PEFT/LoRA adapters are not supported (adapter_config.json)", dir);
+    CT_TRY(need_file(dir, "tokenizer.json"));
+    CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors"));
+    if (ct_fs_is_file(p)) return CT_OK;
+    CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors.index.json"));
+    if (!ct_fs_is_file(p))
+        return ct_fail(CT_ERR_NOT_FOUND, "%s: missing model.safetensors (or model.safetensors.index.json)",
+                       dir);
+    char **shards;
+    int n;
+    CT_TRY(index_shards(p, &shards, &n));
+    ct_status st = CT_OK;
+    for (int i = 0; i < n && st == CT_OK; i++) st = need_file(dir, shards[i]);
+    free_names(shards, n);
+    return st;
+}
+
+/* ---- Hub ----------------------------------------------------------------- */
+
+static ct_status fetch_one(ct_hub *h, const char *repo, const ct_hub_revision *rev,
+                           const char *file, char **path) {
+    int64_t size = -1;
+    ct_hub_revision_has(rev, file, &size);
+    return ct_hub_fetch(h, repo, rev->commit, file, size, path);
+}
+
+static ct_status fetch_model(ct_hub *h, const char *repo, const ct_hub_revision *rev) {
+    int listed = rev->n_files > 0;
+    char *p = NULL;
+    if (listed && ct_hub_revision_has(rev, "adapter_config.json", NULL) &&
+        !ct_hub_revision_has(rev, "config.json", NULL))
+        return ct_fail(CT_ERR_UNSUPPORTED, "%s: PEFT/LoRA adapters are not supported", repo);
+    if (listed && !ct_hub_revision_has(rev, "config.json", NULL))
+        return ct_fail(CT_ERR_NOT_FOUND, "%s@%s: the repository has no config.json", repo,
+                       rev->commit);
+    CT_TRY(fetch_one(h, repo, rev, "config.json", &p));
+    ct_status st = check_config(p);
+    free(p);
+    CT_TRY(st);
+    if (listed && ct_hub_revision_has(rev, "adapter_config.json", NULL))
+        return ct_fail(CT_ERR_UNSUPPORTED, "%s: PEFT/LoRA adapters are not supported", repo);
+    /* small optional files the loader and doctor read */
+    static const char *const optional[] = {"generation_config.json", "preprocessor_config.json"};
+    for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
+        if (listed && !ct_hub_revision_has(rev, optional[i], NULL)) continue;
+        st = fetch_one(h, repo, rev, optional[i], &p);
+        free(p);
+        p = NULL;
+        if (st == CT_ERR_NOT_FOUND && !listed) {
+            ct_error_clear();
+            continue;
+        }
+        CT_TRY(st);
+    }
+    CT_TRY(fetch_one(h, repo, rev, "tokenizer.json", &p));
+    free(p);
+    p = NULL;
+    int single = listed ? ct_hub_revision_has(rev, "model.safetensors", NULL) : 1;
+    if (single) {
+        st = fetch_one(h, repo, rev, "model.safetensors", &p);
+        free(p);
+        p = NULL;
+        if (st == CT_OK) return CT_OK;
+        if (listed || st != CT_ERR_NOT_FOUND) return st;
+        ct_error_clear();
+    }
+    if (listed && !ct_hub_revision_has(rev, "model.safetensors.index.json", NULL))
+        return ct_fail(CT_ERR_NOT_FOUND,
+                       "%s@%s: the repository has neither model.safetensors nor "
+                       "model.safetensors.index.json",
+                       repo, rev->commit);
+    CT_TRY(fetch_one(h, repo, rev, "model.safetensors.index.json", &p));
+    char **shards;
+    int n;
+    st = index_shards(p, &shards, &n);
+    free(p);
+    CT_TRY(st);
+    for (int i = 0; i < n && st == CT_OK; i++) {
+        st = fetch_one(h, repo, rev, shards[i], &p);
+        free(p);
+        p = NULL;
+    }
+    free_names(shards, n);
+    return st;
+}
+
+static ct_status resolve_hub(const char *repo, const char *revision, const ct_hub_options *opts,
+                             ct_model_ref *out) {
+    ct_hub *h;
+    CT_TRY(ct_hub_create(opts, &h));
+    ct_status st = CT_OK;
+    ct_hub_revision *rev = NULL;
+    char *snap = NULL;
+    /* a commit whose snapshot is complete needs no network (and no token) */
+    if (ct_hub_is_commit(revision)) {
+        st = ct_hub_snapshot_path(h, repo, revision, &snap);
+        if (st == CT_OK && ct_fs_is_dir(snap) && ct_model_check_dir(snap) == CT_OK) {
+            out->from_cache = 1;
+            goto found;
+        }
+        ct_error_clear();
+        free(snap);
+        snap = NULL;
+    }
+    st = ct_hub_resolve_revision(h, repo, revision, &rev);
+    if (st != CT_OK) goto done;
+    st = ct_hub_snapshot_path(h, repo, rev->commit, &snap);
+    if (st != CT_OK) goto done;
+    if (rev->from_cache) {
+        out->from_cache = 1;
+        st = ct_model_check_dir(snap);
+        if (st != CT_OK) {
+            ct_fail_wrap(st, "%s@%s: the cached snapshot is incomplete and the Hub is %s", repo,
+                         rev->commit, ct_hub_is_offline(h) ? "offline (HF_HUB_OFFLINE)" : "unreachable");
+            goto done;
+        }
+    } else {
+        st = fetch_model(h, repo, rev);
+        if (st != CT_OK) goto done;
+        st = ct_model_check_dir(snap);
+        if (st != CT_OK) goto done;
+    }
+found:
+    out->is_local = 0;
+    out->id = strdup(repo);
+    out->revision = strdup(rev ? rev->commit : revision);
+    out->dir = snap;
+    snap = NULL;
+    if (!out->id || !out->revision) st = ct_fail(CT_ERR_OOM, "out of memory");
+done:
+    free(snap);
+    ct_hub_revision_free(rev);
+    ct_hub_free(h);
+    return st;
+}
+
+ct_status ct_model_resolve_ref(const char *spec, const char *revision, const ct_hub_options *opts,
+                               ct_model_ref *out) {
+    memset(out, 0, sizeof *out);
+    if (!spec) spec = CT_DEFAULT_MODEL;
+    int local;
+    CT_TRY(ct_model_spec_kind(spec, &local));
+    if (revision && !*revision) revision = NULL;
+    ct_status st;
+    if (local) {
+        if (revision)
+            return ct_fail(CT_ERR_INVALID_ARG,
+                           "--model-revision cannot be used with a local model directory");
+        char *exp = expand_home(spec);
+        char *real = exp ? realpath(exp, NULL) : NULL;
+        free(exp);
+        if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
+        if (ct_fs_is_dir(real)) {
+            st = ct_model_check_dir(real);
+            if (st != CT_OK) {
+                free(real);
+                return st;
+            }
+        }
+        out->is_local = 1;
+        out->id = strdup(spec);
+        out->dir = real;
+        return out->id ? CT_OK : ct_fail(CT_ERR_OOM, "out of memory");
+    }
+    if (!revision) revision = strcmp(spec, CT_DEFAULT_MODEL) == 0 ? CT_DEFAULT_MODEL_COMMIT : "main";
+    st = resolve_hub(spec, revision, opts, out);
+    if (st != CT_OK) ct_model_ref_clear(out);
+    return st;
+}
+
+ct_status ct_model_resolve(const char *spec, const char *revision, const ct_hub_options *opts,
+                           char **dir_out) {
+    *dir_out = NULL;
+    ct_model_ref r;
+    CT_TRY(ct_model_resolve_ref(spec, revision, opts, &r));
+    *dir_out = r.dir;
+    r.dir = NULL;
+    ct_model_ref_clear(&r);
+    return CT_OK;
+}
+
+/* ---- VAD weights --------------------------------------------------------- */
+
+ct_status ct_file_sha256(const char *path, char hex[65]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+        EVP_MD_CTX_free(ctx);
+        close(fd);
+        return ct_fail(CT_ERR_INTERNAL, "cannot start sha256");
+    }
+    unsigned char buf[1 << 15];
+    ct_status st = CT_OK;
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            st = ct_fail(CT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            break;
+        }
+        if (r == 0) break;
+        EVP_DigestUpdate(ctx, buf, (size_t)r);
+    }
+    close(fd);
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    EVP_MD_CTX_free(ctx);
+    if (st != CT_OK) return st;
+    for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return CT_OK;
+}
+
+static ct_status check_vad_file(const char *path) {
+    char hex[65];
+    CT_TRY(ct_file_sha256(path, hex));
+    if (strcmp(hex, CT_SILERO_SHA256_V62) != 0)
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: sha256 %s is not that of silero_vad.onnx v6.2 (%s)", path, hex,
+                       CT_SILERO_SHA256_V62);
+    return CT_OK;
+}
+
+ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, char **path_out) {
+    *path_out = NULL;
+    const char *from = "option";
+    if (!spec || !*spec) {
+        spec = getenv(CT_SILERO_WEIGHTS_ENV);
+        from = CT_SILERO_WEIGHTS_ENV;
+    }
+    if (!spec || !*spec) {
+        spec = getenv(CT_SILERO_WEIGHTS_ENV_ALT); /* the name cohere-transcribe-vad reads */
+        from = CT_SILERO_WEIGHTS_ENV_ALT;
+    }
+    if (!spec || !*spec)
+        return ct_fail(CT_ERR_NOT_FOUND,
+                       "no Silero VAD weights: set %s (or %s, or the option) to silero_vad.onnx "
+                       "v6.2, a folder holding it, or a Hub repo hosting it",
+                       CT_SILERO_WEIGHTS_ENV, CT_SILERO_WEIGHTS_ENV_ALT);
+    char p[PATH_MAX];
+    if (ct_fs_is_dir(spec)) {
+        CT_TRY(ct_path_join(p, sizeof p, spec, CT_SILERO_WEIGHTS_FILE));
+        if (!ct_fs_is_file(p))
+            return ct_fail(CT_ERR_NOT_FOUND, "%s (%s): no %s in this folder", spec, from,
+                           CT_SILERO_WEIGHTS_FILE);
+    } else if (ct_fs_is_file(spec)) {
+        snprintf(p, sizeof p, "%s", spec);
+    } else {
+        /* owner/name[@revision] on the Hub */
+        char repo[256];
+        const char *at = strchr(spec, '@');
+        size_t rl = at ? (size_t)(at - spec) : strlen(spec);
+        if (rl >= sizeof repo || spec[0] == '/' || spec[0] == '.' || spec[0] == '~' ||
+            ct_hub_validate_repo_id((snprintf(repo, sizeof repo, "%.*s", (int)rl, spec), repo)) !=
+                CT_OK)
+            return ct_fail(CT_ERR_NOT_FOUND, "%s (%s): no such file, and not a Hub repo id", spec,
+                           from);
+        ct_hub *h;
+        CT_TRY(ct_hub_create(opts, &h));
+        ct_hub_revision *rev = NULL;
+        char *path = NULL;
+        ct_status st = ct_hub_resolve_revision(h, repo, at ? at + 1 : "main", &rev);
+        if (st == CT_OK) {
+            int64_t size = -1;
+            if (rev->n_files && !ct_hub_revision_has(rev, CT_SILERO_WEIGHTS_FILE, &size) &&
+                !rev->from_cache)
+                st = ct_fail(CT_ERR_NOT_FOUND, "%s: the repository has no %s", repo,
+                             CT_SILERO_WEIGHTS_FILE);
+            else
+                st = ct_hub_fetch(h, repo, rev->commit, CT_SILERO_WEIGHTS_FILE, size, &path);
+        }
+        ct_hub_revision_free(rev);
+        ct_hub_free(h);
+        CT_TRY(st);
+        st = check_vad_file(path);
+        if (st != CT_OK) {
+            free(path);
+            return st;
+        }
+        *path_out = path;
+        return CT_OK;
+    }
+    CT_TRY(check_vad_file(p));
+    *path_out = realpath(p, NULL);
+    return *path_out ? CT_OK : ct_fail(CT_ERR_IO, "%s: %s", p, strerror(errno));
+}

@@ -1,0 +1,434 @@
+/* silero.c — see silero.h. Weight lookup in the ONNX file, the batched
+ * network (matrix products through cblas over blocks of frames from several
+ * files; only the LSTM recurrence runs frame by frame) and a direct-loop
+ * reference of one frame. The 8 kHz branch of the file is not used.
+ */
+#include "vad/silero.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fs.h"
+
+/* Shapes of the 16 kHz branch. */
+#define ROW (CT_SILERO_CONTEXT + CT_SILERO_FRAME) /* 576 samples per model row */
+#define PADDED (ROW + 64)                        /* reflect-padded on the right: 640 */
+#define NFFT 256                                 /* STFT filter length */
+#define HOP 128
+#define NT 4      /* STFT frames per row: (640 - 256) / 128 + 1 */
+#define NBASIS 258 /* 129 real + 129 imaginary filters */
+#define NFREQ 129
+#define HID 128
+#define GATES (4 * HID)
+
+/* Rows per block of the batched path: bounds scratch memory (about 19 KiB
+ * per row) while keeping the matrix products large. Each file contributes
+ * BLOCK_ROWS / batch frames per block (at least one, so a block of a large
+ * batch holds one row per file). */
+#define BLOCK_ROWS 512
+
+typedef struct {
+    int cin, cout, stride, tin, tout;
+    float *w; /* (cout, cin*3) */
+    float *b; /* (cout) */
+} conv_layer;
+
+struct ct_silero {
+    float *basis; /* (258, 256) */
+    conv_layer enc[4];
+    float *w_ih, *w_hh; /* (512, 128), gates i, f, g, o (PyTorch order) */
+    float *b_ih, *b_hh; /* (512) */
+    float *b_sum;       /* b_ih + b_hh (512) */
+    float *w_out;       /* (128) */
+    float b_out;
+    char sha256[65];
+};
+
+static const struct {
+    int cin, cout, stride;
+} ENC[4] = {{NFREQ, 128, 1}, {128, 64, 2}, {64, 64, 2}, {64, 128, 1}};
+
+size_t ct_silero_frame_count(size_t n) { return (n + CT_SILERO_FRAME - 1) / CT_SILERO_FRAME; }
+
+static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* ---- weights -------------------------------------------------------------- */
+
+/* A tensor's name matches a parameter when it is the parameter's name or ends
+ * with it after a separator (the exporter prefixes branch scopes, e.g.
+ * "If_0_then_branch__Inline_0__encoder.0.reparam_conv.weight"). */
+static int name_matches(const char *name, const char *param) {
+    size_t n = strlen(name), p = strlen(param);
+    if (n < p || strcmp(name + n - p, param) != 0) return 0;
+    if (n == p) return 1;
+    char c = name[n - p - 1];
+    return c == '_' || c == '/' || c == ':';
+}
+
+static int dims_equal(const ct_onnx_tensor *t, int ndim, const int64_t *dims) {
+    if (t->ndim != ndim) return 0;
+    for (int i = 0; i < ndim; i++)
+        if (t->dims[i] != dims[i]) return 0;
+    return 1;
+}
+
+/* Copy a float tensor of the given shape, from the graph `graph`, into a new
+ * array. */
+static ct_status take(const ct_onnx_model *m, const char *graph, const char *param, int ndim,
+                      const int64_t *dims, float **out) {
+    const ct_onnx_tensor *hit = NULL;
+    for (int i = 0; i < ct_onnx_count(m); i++) {
+        const ct_onnx_tensor *t = ct_onnx_at(m, i);
+        if (strcmp(t->graph, graph) != 0 || !name_matches(t->name, param)) continue;
+        if (hit) return ct_fail(CT_ERR_FORMAT, "silero: two tensors named %s", param);
+        hit = t;
+    }
+    if (!hit) return ct_fail(CT_ERR_FORMAT, "silero: tensor %s is missing", param);
+    if (hit->data_type != CT_ONNX_FLOAT || !hit->data || !dims_equal(hit, ndim, dims))
+        return ct_fail(CT_ERR_FORMAT, "silero: tensor %s has the wrong type or shape", param);
+    float *a = malloc(hit->nbytes ? hit->nbytes : 4);
+    if (!a) return ct_fail(CT_ERR_OOM, "silero: out of memory");
+    memcpy(a, hit->data, hit->nbytes);
+    for (int64_t i = 0; i < hit->numel; i++) {
+        if (!isfinite(a[i])) {
+            free(a);
+            return ct_fail(CT_ERR_FORMAT, "silero: tensor %s holds a non-finite value", param);
+        }
+    }
+    *out = a;
+    return CT_OK;
+}
+
+void ct_silero_free(ct_silero *s) {
+    if (!s) return;
+    free(s->basis);
+    for (int i = 0; i < 4; i++) {
+        free(s->enc[i].w);
+        free(s->enc[i].b);
+    }
+    free(s->w_ih);
+    free(s->w_hh);
+    free(s->b_ih);
+    free(s->b_hh);
+    free(s->b_sum);
+    free(s->w_out);
+    free(s);
+}
+
+ct_status ct_silero_from_onnx(const ct_onnx_model *m, ct_silero **out) {
+    *out = NULL;
+    /* The file holds an 8 kHz and a 16 kHz branch with the same parameter
+     * names; the 16 kHz one is the graph whose first conv takes 129
+     * frequency bins (256-point STFT). All weights come from that graph. */
+    const char *graph = NULL;
+    for (int i = 0; i < ct_onnx_count(m); i++) {
+        const ct_onnx_tensor *t = ct_onnx_at(m, i);
+        const int64_t d[3] = {128, NFREQ, 3};
+        if (name_matches(t->name, "encoder.0.reparam_conv.weight") && dims_equal(t, 3, d)) {
+            if (graph) return ct_fail(CT_ERR_FORMAT, "silero: more than one 16 kHz branch");
+            graph = t->graph;
+        }
+    }
+    if (!graph) return ct_fail(CT_ERR_FORMAT, "silero: no 16 kHz encoder weights (encoder.0 of 128x129x3)");
+    ct_silero *s = calloc(1, sizeof *s);
+    if (!s) return ct_fail(CT_ERR_OOM, "silero: out of memory");
+    ct_status st;
+    const int64_t d_basis[3] = {NBASIS, 1, NFFT};
+    if ((st = take(m, graph, "stft.forward_basis_buffer", 3, d_basis, &s->basis)) != CT_OK) goto fail;
+    for (int l = 0; l < 4; l++) {
+        char wn[64], bn[64];
+        snprintf(wn, sizeof wn, "encoder.%d.reparam_conv.weight", l);
+        snprintf(bn, sizeof bn, "encoder.%d.reparam_conv.bias", l);
+        conv_layer *c = &s->enc[l];
+        c->cin = ENC[l].cin;
+        c->cout = ENC[l].cout;
+        c->stride = ENC[l].stride;
+        c->tin = l == 0 ? NT : s->enc[l - 1].tout;
+        c->tout = (c->tin + 2 - 3) / c->stride + 1;
+        const int64_t dw[3] = {c->cout, c->cin, 3}, db[1] = {c->cout};
+        if ((st = take(m, graph, wn, 3, dw, &c->w)) != CT_OK) goto fail;
+        if ((st = take(m, graph, bn, 1, db, &c->b)) != CT_OK) goto fail;
+    }
+    CT_ASSERT(s->enc[3].tout == 1);
+    const int64_t d_w[2] = {GATES, HID}, d_b[1] = {GATES}, d_o[3] = {1, HID, 1}, d_ob[1] = {1};
+    if ((st = take(m, graph, "decoder.rnn.weight_ih", 2, d_w, &s->w_ih)) != CT_OK) goto fail;
+    if ((st = take(m, graph, "decoder.rnn.weight_hh", 2, d_w, &s->w_hh)) != CT_OK) goto fail;
+    if ((st = take(m, graph, "decoder.rnn.bias_ih", 1, d_b, &s->b_ih)) != CT_OK) goto fail;
+    if ((st = take(m, graph, "decoder.rnn.bias_hh", 1, d_b, &s->b_hh)) != CT_OK) goto fail;
+    if ((st = take(m, graph, "decoder.decoder.2.weight", 3, d_o, &s->w_out)) != CT_OK) goto fail;
+    float *bo = NULL;
+    if ((st = take(m, graph, "decoder.decoder.2.bias", 1, d_ob, &bo)) != CT_OK) goto fail;
+    s->b_out = bo[0];
+    free(bo);
+    s->b_sum = malloc(GATES * sizeof(float));
+    if (!s->b_sum) {
+        st = ct_fail(CT_ERR_OOM, "silero: out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < GATES; i++) s->b_sum[i] = s->b_ih[i] + s->b_hh[i];
+    *out = s;
+    return CT_OK;
+fail:
+    ct_silero_free(s);
+    return st;
+}
+
+ct_status ct_silero_load(const char *path, ct_silero **out) {
+    *out = NULL;
+    char *buf;
+    size_t n;
+    CT_TRY(ct_fs_read_all(path, (size_t)64 << 20, &buf, &n));
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(buf, n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+        free(buf);
+        return ct_fail(CT_ERR_INTERNAL, "%s: sha256 failed", path);
+    }
+    ct_onnx_model *m;
+    ct_status st = ct_onnx_parse(buf, n, &m);
+    free(buf);
+    if (st != CT_OK) return ct_fail_wrap(st, "%s", path);
+    st = ct_silero_from_onnx(m, out);
+    ct_onnx_free(m);
+    if (st != CT_OK) return ct_fail_wrap(st, "%s", path);
+    for (int i = 0; i < 32; i++) snprintf((*out)->sha256 + 2 * i, 3, "%02x", md[i]);
+    return CT_OK;
+}
+
+const char *ct_silero_sha256(const ct_silero *s) { return s->sha256; }
+
+int ct_silero_is_v62(const ct_silero *s) { return strcmp(s->sha256, CT_SILERO_SHA256_V62) == 0; }
+
+/* ---- shared pieces ------------------------------------------------------- */
+
+/* Model row of frame f: the 64 samples before the frame (zeros before the
+ * file) and the frame (zeros past the end), then the reflect padding of the
+ * exporter's STFT (64 samples mirrored about the last one, which is not
+ * repeated). */
+static void build_row(float *x /* (640) */, const float *audio, size_t n, size_t f) {
+    size_t s0 = f * CT_SILERO_FRAME;
+    for (int j = 0; j < ROW; j++) {
+        /* sample index s0 - 64 + j, as a signed offset */
+        size_t idx = s0 + (size_t)j;
+        x[j] = (idx >= CT_SILERO_CONTEXT && idx - CT_SILERO_CONTEXT < n) ? audio[idx - CT_SILERO_CONTEXT]
+                                                                          : 0.0f;
+    }
+    for (int j = 0; j < 64; j++) x[ROW + j] = x[ROW - 2 - j];
+}
+
+/* ---- reference: one frame with direct loops ---------------------------- */
+
+static void conv_ref(float *out /* (cout, tout) */, const float *in /* (cin, tin) */, const conv_layer *c) {
+    for (int co = 0; co < c->cout; co++) {
+        for (int to = 0; to < c->tout; to++) {
+            float acc = c->b[co];
+            for (int ci = 0; ci < c->cin; ci++) {
+                for (int k = 0; k < 3; k++) {
+                    int ti = to * c->stride + k - 1;
+                    if (ti < 0 || ti >= c->tin) continue;
+                    acc += c->w[((size_t)co * c->cin + ci) * 3 + k] * in[ci * c->tin + ti];
+                }
+            }
+            out[co * c->tout + to] = acc > 0.0f ? acc : 0.0f;
+        }
+    }
+}
+
+ct_status ct_silero_probs_ref(const ct_silero *s, const float *audio, size_t n, float *probs) {
+    float x[PADDED], spec[NBASIS * NT], a[NFREQ * NT], b[NFREQ * NT];
+    float h[HID] = {0}, c[HID] = {0}, g[GATES];
+    size_t frames = ct_silero_frame_count(n);
+    for (size_t f = 0; f < frames; f++) {
+        build_row(x, audio, n, f);
+        for (int k = 0; k < NBASIS; k++) {
+            for (int t = 0; t < NT; t++) {
+                float acc = 0.0f;
+                for (int j = 0; j < NFFT; j++) acc += s->basis[k * NFFT + j] * x[t * HOP + j];
+                spec[k * NT + t] = acc;
+            }
+        }
+        for (int k = 0; k < NFREQ; k++) {
+            for (int t = 0; t < NT; t++) {
+                float re = spec[k * NT + t], im = spec[(NFREQ + k) * NT + t];
+                a[k * NT + t] = sqrtf(re * re + im * im);
+            }
+        }
+        conv_ref(b, a, &s->enc[0]);
+        conv_ref(a, b, &s->enc[1]);
+        conv_ref(b, a, &s->enc[2]);
+        conv_ref(a, b, &s->enc[3]); /* a: (128, 1) */
+        for (int r = 0; r < GATES; r++) {
+            float acc = s->b_ih[r] + s->b_hh[r];
+            for (int j = 0; j < HID; j++) acc += s->w_ih[r * HID + j] * a[j] + s->w_hh[r * HID + j] * h[j];
+            g[r] = acc;
+        }
+        float o = s->b_out;
+        for (int j = 0; j < HID; j++) {
+            float ig = sigmoidf(g[j]), fg = sigmoidf(g[HID + j]), gg = tanhf(g[2 * HID + j]),
+                  og = sigmoidf(g[3 * HID + j]);
+            c[j] = fg * c[j] + ig * gg;
+            h[j] = og * tanhf(c[j]);
+            o += s->w_out[j] * (h[j] > 0.0f ? h[j] : 0.0f);
+        }
+        probs[f] = sigmoidf(o);
+    }
+    return CT_OK;
+}
+
+/* ---- batched path --------------------------------------------------------- */
+
+/* out (M, N) = A (M, K; row stride lda) · W (N, K)ᵀ [+ bias (N)] */
+static void gemm_nt(float *out, int ldo, const float *a, int lda, const float *w, const float *bias, int m,
+                    int n, int k) {
+    if (bias) {
+        for (int i = 0; i < m; i++) memcpy(out + (size_t)i * ldo, bias, (size_t)n * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, lda, w, k, bias ? 1.0f : 0.0f,
+                out, ldo);
+}
+
+/* One conv block over M rows, activations channel-last: in (M, tin, cin) →
+ * out (M, tout, cout), via im2col (M·tout, cin·3) so that the product uses
+ * the weights' own (cout, cin·3) layout. */
+static void conv_batch(float *out, const float *in, float *col, const conv_layer *c, int m) {
+    int kk = c->cin * 3;
+    for (int r = 0; r < m; r++) {
+        for (int to = 0; to < c->tout; to++) {
+            float *dst = col + ((size_t)r * c->tout + to) * kk;
+            for (int k = 0; k < 3; k++) {
+                int ti = to * c->stride + k - 1;
+                if (ti < 0 || ti >= c->tin) {
+                    for (int ci = 0; ci < c->cin; ci++) dst[ci * 3 + k] = 0.0f;
+                } else {
+                    const float *src = in + ((size_t)r * c->tin + ti) * c->cin;
+                    for (int ci = 0; ci < c->cin; ci++) dst[ci * 3 + k] = src[ci];
+                }
+            }
+        }
+    }
+    int rows = m * c->tout;
+    gemm_nt(out, c->cout, col, kk, c->w, c->b, rows, c->cout, kk);
+    size_t total = (size_t)rows * c->cout;
+    for (size_t i = 0; i < total; i++) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
+}
+
+typedef struct {
+    float *x;    /* (M, 640) */
+    float *spec; /* (M, 4, 258) */
+    float *a, *b;/* activations, (M, 4, 129) at most */
+    float *col;  /* im2col, (M·4, 128·3) at most */
+    float *xg;   /* (M, 512) input half of the LSTM gates */
+    float *hs;   /* (B, 128) gathered LSTM state */
+    float *gs;   /* (B, 512) */
+} scratch;
+
+ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, const size_t *n, int batch,
+                                float *const *probs) {
+    if (batch <= 0) return CT_OK;
+    if (batch > 4096) return ct_fail(CT_ERR_INVALID_ARG, "silero: batch of %d files is too large", batch);
+    size_t per_file_frames = BLOCK_ROWS / (size_t)batch;
+    if (per_file_frames < 1) per_file_frames = 1;
+    size_t mmax = (size_t)batch * per_file_frames;
+    scratch w;
+    size_t per_row = PADDED + NT * NBASIS + 2 * NT * NFREQ + NT * 128 * 3 + GATES;
+    size_t per_file = 2 * HID /* h, c */ + HID + GATES + 2 /* done, count */;
+    float *mem = malloc((mmax * per_row + (size_t)batch * per_file) * sizeof(float));
+    if (!mem) return ct_fail(CT_ERR_OOM, "silero: cannot allocate scratch for %d files", batch);
+    float *p = mem;
+    w.x = p, p += mmax * PADDED;
+    w.spec = p, p += mmax * NT * NBASIS;
+    w.a = p, p += mmax * NT * NFREQ;
+    w.b = p, p += mmax * NT * NFREQ;
+    w.col = p, p += mmax * NT * 128 * 3;
+    w.xg = p, p += mmax * GATES;
+    float *hstate = p;
+    p += (size_t)batch * HID;
+    float *cstate = p;
+    p += (size_t)batch * HID;
+    w.hs = p, p += (size_t)batch * HID;
+    w.gs = p, p += (size_t)batch * GATES;
+    memset(hstate, 0, (size_t)batch * 2 * HID * sizeof(float));
+
+    size_t *done = calloc((size_t)batch * 3, sizeof(size_t)); /* frames done, rows this block, row base */
+    int *act = malloc((size_t)batch * sizeof(int));
+    if (!done || !act) {
+        free(mem);
+        free(done);
+        free(act);
+        return ct_fail(CT_ERR_OOM, "silero: out of memory");
+    }
+    size_t *take_n = done + batch, *base = done + 2 * batch;
+    /* The products here are small: OpenBLAS's own threads would only spin
+     * (and on a loaded machine run ten times slower). OpenBLAS (OpenMP
+     * build) runs single-threaded when the caller's OpenMP thread count is
+     * 1; that setting is per thread, so it is set here and restored, and
+     * VAD throughput comes from running files in worker threads instead. */
+    int saved_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    for (;;) {
+        /* Rows of this block: up to BLOCK_FRAMES next frames of every file. */
+        int m = 0, most = 0;
+        for (int bi = 0; bi < batch; bi++) {
+            size_t left = ct_silero_frame_count(n[bi]) - done[bi];
+            take_n[bi] = left < per_file_frames ? left : per_file_frames;
+            base[bi] = (size_t)m;
+            for (size_t f = 0; f < take_n[bi]; f++) build_row(w.x + (size_t)(m + (int)f) * PADDED, audio[bi], n[bi], done[bi] + f);
+            m += (int)take_n[bi];
+            if ((int)take_n[bi] > most) most = (int)take_n[bi];
+        }
+        if (m == 0) break;
+        /* STFT: for each of the 4 windows, (M, 256) at stride 640 times the
+         * basis, written interleaved as (M, 4, 258). */
+        for (int t = 0; t < NT; t++)
+            gemm_nt(w.spec + t * NBASIS, NT * NBASIS, w.x + t * HOP, PADDED, s->basis, NULL, m, NBASIS, NFFT);
+        size_t cells = (size_t)m * NT;
+        for (size_t i = 0; i < cells; i++) {
+            const float *sp = w.spec + i * NBASIS;
+            float *dst = w.a + i * NFREQ;
+            for (int k = 0; k < NFREQ; k++) dst[k] = sqrtf(sp[k] * sp[k] + sp[NFREQ + k] * sp[NFREQ + k]);
+        }
+        conv_batch(w.b, w.a, w.col, &s->enc[0], m);
+        conv_batch(w.a, w.b, w.col, &s->enc[1], m);
+        conv_batch(w.b, w.a, w.col, &s->enc[2], m);
+        conv_batch(w.a, w.b, w.col, &s->enc[3], m); /* (M, 128) */
+        gemm_nt(w.xg, GATES, w.a, HID, s->w_ih, s->b_sum, m, GATES, HID);
+        /* The recurrence: step k advances every file that has a k-th row. */
+        for (int k = 0; k < most; k++) {
+            int na = 0;
+            for (int bi = 0; bi < batch; bi++)
+                if ((int)take_n[bi] > k) act[na++] = bi;
+            for (int j = 0; j < na; j++) memcpy(w.hs + (size_t)j * HID, hstate + (size_t)act[j] * HID, HID * sizeof(float));
+            if (na == 1) /* a matrix-vector product costs less than a 1-row GEMM */
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, HID, 1.0f, s->w_hh, HID, w.hs, 1, 0.0f, w.gs, 1);
+            else
+                gemm_nt(w.gs, GATES, w.hs, HID, s->w_hh, NULL, na, GATES, HID);
+            for (int j = 0; j < na; j++) {
+                int bi = act[j];
+                const float *xg = w.xg + (base[bi] + (size_t)k) * GATES;
+                const float *gh = w.gs + (size_t)j * GATES;
+                float *h = hstate + (size_t)bi * HID, *c = cstate + (size_t)bi * HID;
+                float o = s->b_out;
+                for (int u = 0; u < HID; u++) {
+                    float ig = sigmoidf(xg[u] + gh[u]);
+                    float fg = sigmoidf(xg[HID + u] + gh[HID + u]);
+                    float gg = tanhf(xg[2 * HID + u] + gh[2 * HID + u]);
+                    float og = sigmoidf(xg[3 * HID + u] + gh[3 * HID + u]);
+                    c[u] = fg * c[u] + ig * gg;
+                    h[u] = og * tanhf(c[u]);
+                    o += s->w_out[u] * (h[u] > 0.0f ? h[u] : 0.0f);
+                }
+                probs[bi][done[bi] + (size_t)k] = sigmoidf(o);
+            }
+        }
+        for (int bi = 0; bi < batch; bi++) done[bi] += take_n[bi];
+    }
+    omp_set_num_threads(saved_threads);
+    free(act);
+    free(done);
+    free(mem);
+    return CT_OK;
+}

@@ -45,7 +45,7 @@ struct ct_prep {
 
     /* statistics (under mu) */
     uint64_t peak_held;
-    size_t peak_files, redecodes;
+    size_t peak_files, redecodes, posted;
     double decode_s, vad_s, wait_s;
 
     int nthreads;
@@ -204,6 +204,7 @@ static void *worker(void *arg) {
         size_t slot = i % p->L;
         p->ring[slot] = it;
         p->ring_bytes[slot] = bytes;
+        it->finish_rank = p->posted++;
         p->busy--;
         p->decode_s += it->decode_seconds;
         p->vad_s += it->vad_seconds;

@@ -72,6 +72,7 @@ typedef struct ct_prep_item {
     ct_audio *audio;    /* decoded samples (NULL on error) */
     ct_vad_result vad;  /* segments (empty on error) */
     double decode_seconds, vad_seconds; /* wall time of each stage */
+    size_t finish_rank; /* pool only: how many files were posted before this one */
 } ct_prep_item;
 
 void ct_prep_item_free(ct_prep_item *it);

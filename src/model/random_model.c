@@ -347,7 +347,11 @@ static void opts_to_config(const ct_random_model_opts *o, ct_model_config *c) {
     c->subsampling_channels = o->subsampling_channels, c->enc_max_positions = 5000, c->enc_scale_input = 0;
     c->dec_layers = o->dec_layers, c->dec_d_model = o->dec_d_model, c->dec_heads = o->dec_heads;
     c->dec_ff = o->dec_ff, c->dec_max_positions = o->dec_max_positions, c->vocab_size = o->vocab_size;
-    c->pad_id = 2, c->eos_id = 3, c->bos_id = 4, c->decoder_start_id = space_id();
+    /* without a tokenizer the vocabulary may be tiny: leave out ids it lacks */
+    c->pad_id = 2 < o->vocab_size ? 2 : -1;
+    c->eos_id = 3 < o->vocab_size ? 3 : -1;
+    c->bos_id = 4 < o->vocab_size ? 4 : -1;
+    c->decoder_start_id = space_id() < o->vocab_size ? space_id() : -1;
     c->max_audio_clip_s = -1, c->overlap_chunk_s = -1;
 }
 

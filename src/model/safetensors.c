@@ -318,9 +318,15 @@ static ct_status open_index(const char *path, ct_safetensors **out) {
     char *text = NULL;
     size_t tlen = 0;
     CT_TRY(ct_fs_read_all(path, (size_t)CT_ST_MAX_HEADER, &text, &tlen));
+    ct_status s = ct_st_open_index_buffer(text, tlen, path, out);
+    free(text);
+    return s;
+}
+
+ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *path, ct_safetensors **out) {
+    *out = NULL;
     json_error_t jerr;
     json_t *root = json_loadb(text, tlen, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
     if (!root)
         return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", path, jerr.text,
                        jerr.line, jerr.column);

@@ -97,9 +97,16 @@ static ct_status parse_entry(const char *label, const char *name, json_t *e, uin
     json_t *jd = json_object_get(e, "dtype");
     if (!jd) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': missing dtype", label, name);
     if (!json_is_string(jd)) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': dtype is not a string", label, name);
-    if (ct_st_parse_dtype(json_string_value(jd), &out->t.dtype) != CT_OK)
-        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': unknown dtype '%s'", label, name,
-                       json_string_value(jd));
+    if (ct_st_parse_dtype(json_string_value(jd), &out->t.dtype) != CT_OK) {
+        /* dtypes the format defines but this reader does not handle */
+        static const char *const other[] = {"BOOL", "U16", "I16", "U32", "U64", "F64", "F8_E4M3", "F8_E5M2",
+                                            "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
+        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+            if (strcmp(json_string_value(jd), other[i]) == 0)
+                return ct_fail(CT_ERR_UNSUPPORTED, "%s: tensor '%s': dtype %s is not supported", label, name,
+                               other[i]);
+        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': unknown dtype '%s'", label, name, json_string_value(jd));
+    }
 
     json_t *js = json_object_get(e, "shape");
     if (!js) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': missing shape", label, name);

@@ -147,7 +147,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         for (int i = 1; i <= 2; i++) {
             CT_TRY(add(l, WT(d, 1), 2, ff, d, 0, 0, "%s%d.feed_forward%d.linear1.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, ff, 0, 0, 0, "%s%d.feed_forward%d.linear1.bias", p, L, i));
-            CT_TRY(add(l, WT(ff, 2), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i)); /* after SiLU */
+            CT_TRY(add(l, WT(ff, 1), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.feed_forward%d.linear2.bias", p, L, i));
         }
         for (int i = 0; i < 4; i++) {
@@ -166,7 +166,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         CT_TRY(add(l, I_SMALL, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_mean", p, L));
         CT_TRY(add(l, I_VAR, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_var", p, L));
         CT_TRY(add(l, I_COUNTER, 0, 0, 0, 0, 0, 0, "%s%d.conv.batch_norm.num_batches_tracked", p, L));
-        CT_TRY(add(l, WT(d, 2), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L)); /* after SiLU */
+        CT_TRY(add(l, WT(d, 1), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L));
         CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.conv.pointwise_conv2.bias", p, L));
     }
     CT_TRY(add(l, WT(d, 1), 2, dd, d, 0, 0, "encoder_decoder_proj.weight"));

@@ -339,18 +339,20 @@ CT_CLONES void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc)
     }
 }
 
-/* 1 when every sample is finite: an exponent field of all ones is Inf/NaN. */
+/* 1 when every sample is finite and |x| < 2^50: an exponent field of all
+ * ones is Inf/NaN, and below 2^50 no power or mel sum can overflow float32
+ * (|X| <= 2 * 400 * 2^50 < 2^60, so |X|^2 < 2^120), so features stay finite. */
 CT_CLONES static int all_finite(const float *x, size_t n) {
     v8u acc = {0};
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         v8u u;
         memcpy(&u, x + i, 32);
-        acc |= (v8u)((u & 0x7f800000u) == 0x7f800000u);
+        acc |= (v8u)((u & 0x7f800000u) >= ((127u + 50u) << 23));
     }
     uint32_t bad = 0;
     for (int k = 0; k < 8; k++) bad |= acc[k];
-    for (; i < n; i++) bad |= !isfinite(x[i]);
+    for (; i < n; i++) bad |= !(fabsf(x[i]) < 0x1p50f);
     return bad == 0;
 }
 
@@ -361,9 +363,10 @@ static ct_status check_clip(const ct_mel *m, const float *x, size_t n, int b) {
                        "(split long audio first)",
                        b, n, (double)n / m->o.sample_rate, m->o.max_clip_s);
     if (n > 0 && !x) return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d is NULL", b);
-    /* A NaN or Inf sample would turn its whole row into NaN; refuse it. */
+    /* A NaN or Inf sample (or one so large that the power overflows) would
+     * turn its whole row into NaN; refuse it. */
     if (n > 0 && !all_finite(x, n))
-        return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite", b);
+        return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite (or beyond +-2^50)", b);
     return CT_OK;
 }
 

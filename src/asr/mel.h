@@ -25,7 +25,13 @@
  *
  * Differences from the reference, on purpose: a clip with L < 2 valid frames
  * (N < 320 samples) is NaN in the reference (0/0 in the mean or variance);
- * here its row is all zeros. Samples that are not finite are refused.
+ * here its row is all zeros. Samples that are not finite, or so large
+ * (|x| >= 2^50) that the power spectrum would overflow, are refused.
+ * Normalisation sums in double where the reference sums float32 (in an order
+ * that depends on the batch's padded length); the two agree to ~1e-6 except
+ * for a bin that is constant over the whole clip (digital silence with
+ * dither off): there the reference's rounding of the mean shows as values of
+ * up to ~0.3 while ours are exactly 0.
  * Clips longer than max_clip_s (35 s: the reference splits longer audio
  * first, see asr/chunk.h) are refused with CT_ERR_LIMIT.
  */

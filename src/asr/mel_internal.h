@@ -39,6 +39,12 @@ ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, int dither, 
 /* Normalise rows [0, L) of feat (L, n_mels) in place; acc is scratch (2 * n_mels). */
 void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc);
 
+/* The kernel in use: 2 AVX-512, 1 AVX2, 0 baseline. Tests may force a
+ * narrower one than the CPU has (-1 restores the default); not thread-safe,
+ * tests only. */
+int ct_mel__isa(void);
+void ct_mel__set_isa(int isa);
+
 /* The fast batch path (mel_fast.c); arguments already checked. */
 ct_status ct_mel__run_batch(ct_mel *m, const float *const *clips, const size_t *n, int batch,
                             int dither, float *out, size_t T_max, int *valid_frames);

@@ -102,4 +102,10 @@ ct_status ct_audio_probe(const char *path, ct_audio_info *info);
 
 void ct_audio_free(ct_audio *a);
 
+/* One line on each backend's libraries (for the doctor and provenance):
+ * "libavformat 59.27.100, libavcodec 59.37.100, libswresample 4.7.100" and
+ * "libsndfile-1.2.0, libsamplerate 0.2.2". Returns buf. */
+const char *ct_audio_ffmpeg_describe(char *buf, size_t cap);
+const char *ct_audio_sndfile_describe(char *buf, size_t cap);
+
 #endif

@@ -444,3 +444,16 @@ ct_status ct_audio_ffmpeg_decode(ct_audio_input *in, ct_audio_job *job, ct_audio
     ff_close(&s);
     return st;
 }
+
+static void ver(char *buf, size_t cap, const char *name, unsigned v) {
+    snprintf(buf, cap, "%s %u.%u.%u", name, v >> 16, (v >> 8) & 0xFF, v & 0xFF);
+}
+
+const char *ct_audio_ffmpeg_describe(char *buf, size_t cap) {
+    char a[48], b[48], c[48];
+    ver(a, sizeof a, "libavformat", avformat_version());
+    ver(b, sizeof b, "libavcodec", avcodec_version());
+    ver(c, sizeof c, "libswresample", swresample_version());
+    snprintf(buf, cap, "%s, %s, %s", a, b, c);
+    return buf;
+}

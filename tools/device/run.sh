@@ -26,7 +26,7 @@ bash tools/device/build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log
 if has tests; then
   echo "== $(( $(date +%s) - t0 ))s tests"
   { build-dev/test_scheduler; echo "test_scheduler rc=$?"; build-dev/test_cuda_ops; echo "test_cuda_ops rc=$?";
-    $SAN build-dev/test_cuda_ops 2>&1 | grep -E "ERROR SUMMARY|Invalid|rc=|FAILED" | head -20
+    $SAN --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
     echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
   grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$OUT/tests.log" | head -60
 fi
@@ -36,8 +36,8 @@ if has tiny; then
       grep -v -i warn
     build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors
     echo "bench tiny rc=$?"
-    $SAN build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
-      grep -E "ERROR SUMMARY|Invalid|at 0x|error" | head -20
+    $SAN --print-limit 4 build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
+      grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -60
     echo "memcheck tiny model rc=${PIPESTATUS[0]}"; } > "$OUT/tiny.log" 2>&1
   grep -E "parity|rc=|ERROR SUMMARY|error" "$OUT/tiny.log" | head -30
 fi
@@ -50,6 +50,7 @@ if has full; then
   build-dev/bench_cuda_asr --model /tmp/full --gemm --parity /tmp/full_parity.safetensors --bench 128,30,100 \
       --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
   echo "bench full rc=$?" >> "$OUT/cuda_full.log"
+  CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
   tail -12 "$OUT/cuda_full.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"

@@ -66,6 +66,10 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
+for r in pick("encoder_profile"):
+    items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
+    tot = sum(v for _, v in items)
+    line("encoder profile (events, ms)", f"{tot:.1f}", " ".join(f"{k}={v:.1f}" for k, v in items))
 for r in pick("error"):
     line(f"ERROR in {r['_log']} at {r['at']}", "", r["message"][:200])
 print("\n".join(out))

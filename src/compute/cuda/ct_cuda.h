@@ -102,6 +102,21 @@ ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t 
  * fp32, bd (H,B,T,2T−1) fp32, len (B) int32 on the device. */
 ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, const int *len, int B,
                                   int T, int H, float scale);
+/* The u/v bias terms without materialising q+u, q+v: since (q+u)·k = q·k + u·k,
+ * uk (H,B,T) fp32 = u[h]·k[b,t,h] with k read from qkv (B,T,3·H·Dh) bf16,
+ * and vr (H,2T−1) fp32 = v[h]·p[r,h] with p (2T−1, H·Dh) bf16. */
+ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
+                             const float *u, const float *vb, int B, int T, int H, int Dh);
+/* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
+ * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
+ * r = T−1−i+j. */
+ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, size_t ldbd,
+                                     const float *uk, const float *vr, const int *len, int B, int T, int H,
+                                     float scale); /* bd rows of ldbd ≥ 2T−1 floats */
+/* y fp32 = LN1(x) and a bf16 = LN2(y) in one pass (a block's norm_out and
+ * the next block's first norm). y may equal x. */
+ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,
+                             const float *w2, const float *b2, int rows, int n, float eps);
 /* o (B,T,H·Dh) bf16 from oh (H,B,T,Dh) bf16. */
 ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh);
 /* Relative position table (2T−1, d) bf16: row r is position p = T−1−r,

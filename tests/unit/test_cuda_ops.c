@@ -273,7 +273,7 @@ static void test_relattn(void **state) {
         ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
                                  (long long)R * ldbd, 1, 1.f};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
                                      (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
@@ -284,6 +284,59 @@ static void test_relattn(void **state) {
         /* padded query rows come out as P = 0 rows: zero */
         expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
         free(g);
+        /* position scores stored as bf16 (CT_CUDA_BD_BF16) */
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * ldbd * 2));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+        ct_cuda_bgemm_args g4 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 0, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g4));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 1, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        g = get_bf16(o2, R * D);
+        expect_close("rel-pos attention, bf16 bd", g, ref, R * D, 1e-2);
+        free(g);
+        /* blocked position scores: reversed table, query blocks of 16 (3 blocks, the last partial) */
+        {
+            int blk = 16, nblk = (T + blk - 1) / blk, ldn = (T + blk - 1 + 7) & ~7, np = H * B * nblk;
+            float *rrev = malloc((size_t)(2 * T - 1 + blk) * D * 4);
+            memset(rrev, 0, (size_t)(2 * T - 1 + blk) * D * 4);
+            for (int r = 0; r < 2 * T - 1; r++) memcpy(rrev + (size_t)r * D, rp + (size_t)(2 * T - 2 - r) * D, D * 4);
+            void *drr = dev_bf16(rrev, (size_t)(2 * T - 1 + blk) * D);
+            /* q rows of the last block read past R: give the qkv copy slack */
+            float *qpad = calloc((R + blk) * 3 * D, 4);
+            memcpy(qpad, qkv, R * 3 * D * 4);
+            void *dq2 = dev_bf16(qpad, (R + blk) * 3 * D);
+            void *bdb = dev_poison((size_t)np * blk * ldn * 4), *pa = dev_poison(np * 8), *pb = dev_poison(np * 8),
+                 *pd = dev_poison(np * 8), *vr2 = dev_poison(H * (2 * T - 1) * 4);
+            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr2, dq2, drr, du, dv, B, T, H, Dh));
+            CT_ASSERT_OK(ct_cuda_relattn_blk_ptrs(g_cuda, pa, pb, pd, dq2, drr, bdb, B, T, H, Dh, blk, ldn));
+            CT_ASSERT_OK(ct_cuda_bgemm_ptr(g_cuda, blk, T + blk - 1, Dh, pa, 3 * D, pb, D, pd, ldn, np));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dq2 + h * Dh, 3 * D, sq, (uint16_t *)dq2 + D + h * Dh,
+                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+            }
+            CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
+            CT_ASSERT_OK(ct_cuda_relattn_softmax_blk(g_cuda, P, ac, bdb, blk, ldn, uk, vr2, 2 * T - 1, dlen, B, T, H, scale));
+            CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                         (uint16_t *)dq2 + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                         (long long)T * D, 0, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+            }
+            g = get_bf16(o2, R * D);
+            expect_close("rel-pos attention, blocked bd", g, ref, R * D, 1e-2);
+            free(g);
+            void *fr[] = {drr, dq2, bdb, pa, pb, pd, vr2};
+            for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
+            free(rrev); free(qpad);
+        }
         ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
     }
     got = get_bf16(o, R * D);

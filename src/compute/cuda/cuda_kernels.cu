@@ -319,7 +319,8 @@ extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const 
     return CT_OK;
 }
 
-__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *bd, size_t ldbd, const float *uk,
+template <typename BD>
+__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd, size_t ldbd, const float *uk,
                                      const float *vr, const int *len, int B, int T, int H, float scale) {
     extern __shared__ float sm[];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -337,11 +338,14 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *
     }
     const float *a = ac + row * T;
     const float *ukr = uk + hb * T;
-    const float *d = bd + row * ldbd + (T - 1 - i);
+    const BD *d = bd + row * ldbd + (T - 1 - i);
     const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
     float mx = -INFINITY;
     for (int j = lane; j < L; j += 32) {
-        float x = (a[j] + ukr[j] + d[j] + vrr[j]) * scale;
+        float bdj;
+        if constexpr (sizeof(BD) == 2) bdj = ct_bf(d[j]);
+        else bdj = d[j];
+        float x = (a[j] + ukr[j] + bdj + vrr[j]) * scale;
         s[j] = x;
         mx = fmaxf(mx, x);
     }
@@ -357,15 +361,19 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *
     for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
 }
 
-extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
-                                                size_t ldbd, const float *uk, const float *vr, const int *len, int B,
-                                                int T, int H, float scale) {
+extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd,
+                                                int bd_bf16, size_t ldbd, const float *uk, const float *vr,
+                                                const int *len, int B, int T, int H, float scale) {
     const int warps = 8;
     size_t rows = (size_t)H * B * T;
     size_t shmem = (size_t)warps * T * sizeof(float);
     if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
-    k_relattn_softmax_uv<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, ldbd, uk, vr, len, B, T,
-                                                                                 H, scale);
+    if (bd_bf16)
+        k_relattn_softmax_uv<uint16_t><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const uint16_t *)bd, ldbd, uk, vr, len, B, T, H, scale);
+    else
+        k_relattn_softmax_uv<float><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const float *)bd, ldbd, uk, vr, len, B, T, H, scale);
     LAUNCH_CHECK();
     return CT_OK;
 }
@@ -388,9 +396,9 @@ extern "C" ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t
     return CT_OK;
 }
 
-__global__ void k_relpos(uint16_t *pe, int T, int d) {
+__global__ void k_relpos(uint16_t *pe, int T, int d, int rev) {
     int r = blockIdx.x;
-    float p = (float)(T - 1 - r);
+    float p = rev ? (float)(r - (T - 1)) : (float)(T - 1 - r);
     for (int i = threadIdx.x; i < d / 2; i += blockDim.x) {
         float f = 1.f / powf(10000.f, (float)(2 * i) / (float)d);
         float a = p * f;
@@ -400,7 +408,83 @@ __global__ void k_relpos(uint16_t *pe, int T, int d) {
 }
 
 extern "C" ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d) {
-    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d);
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 0);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+extern "C" ct_status ct_cuda_relpos_table_rev(ct_cuda *c, uint16_t *pe, int T, int d) {
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 1);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_blk_ptrs(const void **pa, const void **pb, void **pd, const uint16_t *qkv, const uint16_t *rrev,
+                           float *bd, int B, int T, int H, int Dh, int blk, int ldn, int nblk) {
+    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= H * B * nblk) return;
+    int k = n % nblk, b = (n / nblk) % B, h = n / (nblk * B), D = H * Dh;
+    pa[n] = qkv + ((size_t)b * T + (size_t)k * blk) * 3 * D + h * Dh;
+    pb[n] = rrev + (size_t)k * blk * D + h * Dh;
+    pd[n] = bd + (size_t)n * blk * ldn;
+}
+
+extern "C" ct_status ct_cuda_relattn_blk_ptrs(ct_cuda *c, const void **pa, const void **pb, void **pd,
+                                              const uint16_t *qkv, const uint16_t *rrev, float *bd, int B, int T,
+                                              int H, int Dh, int blk, int ldn) {
+    int nblk = (T + blk - 1) / blk, n = H * B * nblk;
+    k_blk_ptrs<<<(n + 255) / 256, 256, 0, c->stream>>>(pa, pb, pd, qkv, rrev, bd, B, T, H, Dh, blk, ldn, nblk);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_relattn_softmax_blk(uint16_t *P, const float *ac, const float *bd, int blk, int ldn, int nblk,
+                                      const float *uk, const float *vr, int ldvr, const int *len, int B, int T, int H,
+                                      float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    size_t hb = row / T;
+    int h = (int)(hb / B);
+    int L = len[hb % B];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T, *ukr = uk + hb * T;
+    const float *d = bd + ((hb * nblk + i / blk) * blk + i % blk) * (size_t)ldn + (T - 1 + i % blk);
+    const float *vrr = vr + (size_t)h * ldvr + (T - 1 + i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float x = (a[j] + ukr[j] + d[-j] + vrr[-j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax_blk(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, int blk,
+                                                 int ldn, const float *uk, const float *vr, int ldvr, const int *len,
+                                                 int B, int T, int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T, shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    int nblk = (T + blk - 1) / blk;
+    k_relattn_softmax_blk<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, blk, ldn, nblk, uk, vr,
+                                                                                  ldvr, len, B, T, H, scale);
     LAUNCH_CHECK();
     return CT_OK;
 }
@@ -484,10 +568,20 @@ extern "C" ct_status ct_cuda_glu_dwconv_silu(ct_cuda *c, uint16_t *y, const uint
 }
 
 /* ---- subsampling -------------------------------------------------------------- */
+/* Block per output frame (b, t), thread per channel; the three input mel
+ * rows are staged in shared memory once (masked), so the 9-tap loop reads
+ * broadcast shared values instead of 576 global loads per thread. */
 __global__ void k_conv0(uint16_t *y, const float *x, const float *w, const float *bias, const int *len0,
                         const int *len1, int B, int T, int F, int C) {
+    extern __shared__ float rows[]; /* [3][F + 2], column f+1 holds input bin f, edges zero */
     int T1 = (T - 1) / 2 + 1, F1 = (F - 1) / 2 + 1;
     int b = blockIdx.x / T1, t = blockIdx.x % T1;
+    int L0 = len0[b], W = F + 2;
+    for (int i = threadIdx.x; i < 3 * W; i += blockDim.x) {
+        int kt = i / W, f = i % W - 1, ti = 2 * t - 1 + kt;
+        rows[i] = (f >= 0 && f < F && ti >= 0 && ti < L0 && ti < T) ? x[((size_t)b * T + ti) * F + f] : 0.f;
+    }
+    __syncthreads();
     int c = threadIdx.x;
     if (c >= C) return;
     uint16_t *yr = y + ((size_t)b * T1 + t) * F1 * C;
@@ -499,20 +593,12 @@ __global__ void k_conv0(uint16_t *y, const float *x, const float *w, const float
 #pragma unroll
     for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
     float bc = bias[c];
-    int L0 = len0[b];
     for (int f = 0; f < F1; f++) {
         float acc = bc;
 #pragma unroll
-        for (int kt = 0; kt < 3; kt++) {
-            int ti = 2 * t - 1 + kt;
-            if (ti < 0 || ti >= L0 || ti >= T) continue;
+        for (int kt = 0; kt < 3; kt++)
 #pragma unroll
-            for (int kf = 0; kf < 3; kf++) {
-                int fi = 2 * f - 1 + kf;
-                if (fi < 0 || fi >= F) continue;
-                acc += wk[kt * 3 + kf] * x[((size_t)b * T + ti) * F + fi];
-            }
-        }
+            for (int kf = 0; kf < 3; kf++) acc += wk[kt * 3 + kf] * rows[kt * W + 2 * f + kf]; /* bin 2f−1+kf */
         yr[(size_t)f * C + c] = ct_to_bf(fmaxf(acc, 0.f));
     }
 }
@@ -522,7 +608,9 @@ extern "C" ct_status ct_cuda_subsample_conv0(ct_cuda *c, uint16_t *y, const floa
                                              int C) {
     if (C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "conv0: %d channels", C);
     int T1 = (T - 1) / 2 + 1;
-    k_conv0<<<B * T1, C, 0, c->stream>>>(y, x, w, b, len0, len1, B, T, F, C);
+    size_t sh = (size_t)3 * (F + 2) * sizeof(float);
+    if (sh > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "conv0: %d mel bins", F);
+    k_conv0<<<B * T1, C, sh, c->stream>>>(y, x, w, b, len0, len1, B, T, F, C);
     LAUNCH_CHECK();
     return CT_OK;
 }

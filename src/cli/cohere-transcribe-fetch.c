@@ -4,6 +4,8 @@
  * drawn on stderr when it is a terminal. Exit 0 ok, 1 failure, 2 usage,
  * 130 when interrupted (partial downloads are kept and resume next time). */
 #include <signal.h>
+#include <stdint.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +41,17 @@ static void usage(FILE *f) {
 }
 
 typedef struct bar {
-    double last;
-    int drawn;
+    char file[256]; /* the file being drawn, to restart the clock per file */
+    double start;
+    uint64_t first; /* bytes already there when the file's bar started (resume) */
+    int open; /* a bar line is on screen without its newline */
 } bar;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void human(double b, char *out, size_t cap) {
     const char *u[] = {"B", "kB", "MB", "GB", "TB"};
@@ -53,7 +63,18 @@ static void human(double b, char *out, size_t cap) {
 static void draw(const char *repo, const char *file, uint64_t done, uint64_t total, void *user) {
     (void)repo;
     bar *b = user;
-    char d[32], t[32];
+    char d[32], t[32], r[32] = "";
+    if (strcmp(b->file, file) != 0) {
+        snprintf(b->file, sizeof b->file, "%s", file);
+        b->start = now_s();
+        b->first = done;
+    }
+    double el = now_s() - b->start;
+    double rate = el > 0.2 ? (double)(done - b->first) / el : 0.0;
+    if (rate > 0) {
+        human(rate, r, sizeof r - 2);
+        strcat(r, "/s");
+    }
     human((double)done, d, sizeof d);
     int width = 30;
     if (total) {
@@ -62,13 +83,13 @@ static void draw(const char *repo, const char *file, uint64_t done, uint64_t tot
         if (fill > width) fill = width;
         fprintf(stderr, "\r%-32.32s [", file);
         for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
-        fprintf(stderr, "] %5.1f%% %s / %s\033[K", 100.0 * (double)done / (double)total, d, t);
+        fprintf(stderr, "] %5.1f%% %s / %s %s\033[K", 100.0 * (double)done / (double)total, d, t, r);
     } else {
-        fprintf(stderr, "\r%-32.32s %s\033[K", file, d);
+        fprintf(stderr, "\r%-32.32s %s %s\033[K", file, d, r);
     }
-    if (total && done >= total) fputc('\n', stderr);
+    b->open = !(total && done >= total);
+    if (!b->open) fputc('\n', stderr);
     fflush(stderr);
-    b->drawn = 1;
 }
 
 int main(int argc, char **argv) {
@@ -168,7 +189,7 @@ int main(int argc, char **argv) {
         }
         free(dir);
     }
-    if (b.drawn) fputc('\n', stderr);
+    if (b.open) fputc('\n', stderr);
     if (st != CT_OK) {
         fprintf(stderr, "cohere-transcribe-fetch: error: %s\n", ct_last_error());
         if (st == CT_ERR_ABORTED) return 130;

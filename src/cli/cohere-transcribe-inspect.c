@@ -3,7 +3,8 @@
  * needs (features, encoder output, tokens, logits) to a safetensors file,
  * printing one JSON line per clip with its text.
  *
- *   cohere-transcribe-inspect --model DIR [--device cpu|cuda] [--dtype fp32|bf16|fp16]
+ *   cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]
+ *       [--device cpu|cuda] [--dtype fp32|bf16|fp16]
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
  *       --out OUT.safetensors A.wav B.wav ...
  *
@@ -18,12 +19,14 @@
 #include <string.h>
 
 #include "asr/asr.h"
+#include "model/resolve.h"
 #include "model/safetensors.h"
 
 #define MAX_CLIPS 4096
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: cohere-transcribe-inspect --model DIR [--device cpu|cuda] [--dtype fp32|bf16|fp16]\n"
+    fprintf(f, "usage: cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]\n"
+               "           [--device cpu|cuda] [--dtype fp32|bf16|fp16]\n"
                "           [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]\n"
                "           --out OUT.safetensors A.wav B.wav ...\n");
 }
@@ -97,7 +100,7 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *out = NULL, *device = "cpu", *dtype = "fp32", *dither = "off", *langs = NULL;
+    const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = "fp32", *dither = "off", *langs = NULL;
     long max_new = 0;
     char *files[MAX_CLIPS];
     int nfiles = 0;
@@ -105,7 +108,8 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         const char **dst = !strcmp(a, "--model") ? &model : !strcmp(a, "--out") ? &out
                          : !strcmp(a, "--device") ? &device : !strcmp(a, "--dtype") ? &dtype
-                         : !strcmp(a, "--dither") ? &dither : !strcmp(a, "--languages") ? &langs : NULL;
+                         : !strcmp(a, "--dither") ? &dither : !strcmp(a, "--languages") ? &langs
+                         : !strcmp(a, "--model-revision") ? &revision : NULL;
         if (dst || !strcmp(a, "--max-new-tokens")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "cohere-transcribe-inspect: %s needs a value\n", a);
@@ -183,9 +187,14 @@ int main(int argc, char **argv) {
     size_t *n = calloc((size_t)nfiles, sizeof(size_t));
     ct_asr *asr = NULL;
     ct_asr_result res = {0};
+    char *model_dir = NULL; /* a Hub id resolves through the cache (model/resolve.h) */
     for (int i = 0; i < nfiles; i++)
         if (read_wav(files[i], &clips[i], &n[i]) != 0) goto done;
-    if (ct_asr_open(model, &o, &asr) != CT_OK) {
+    if (ct_model_resolve(model, revision, NULL, &model_dir) != CT_OK) {
+        rc = fail(model);
+        goto done;
+    }
+    if (ct_asr_open(model_dir, &o, &asr) != CT_OK) {
         rc = fail(model);
         goto done;
     }
@@ -221,5 +230,6 @@ done:
     free(clips);
     free(n);
     free(lang_buf);
+    free(model_dir);
     return rc;
 }

@@ -35,8 +35,8 @@ static int64_t file_size(const char *path) {
     return stat(path, &s) == 0 ? (int64_t)s.st_size : -1;
 }
 
-/* Map a final non-2xx response on a file to a message (kept in one place in
- * hub.c would need exporting the helper; the text must match). */
+/* A final non-2xx answer for a file as the message the user reads (the
+ * revision API's counterpart is in hub.c). */
 static ct_status file_http_error(const ct_hub *h, const ct_http_result *r, const char *repo,
                                  const char *commit, const char *file) {
     const char *code = r->error_code;
@@ -117,8 +117,8 @@ out:
 
 /* Download url into incomplete (resuming), under the caller's lock, until
  * it holds size bytes (or a complete response when size is unknown). */
-static ct_status download_blob(ct_hub *h, const char *url, const char *repo, const char *file,
-                               const char *incomplete, const blob_meta *m) {
+static ct_status download_blob(ct_hub *h, const char *url, const char *repo, const char *commit,
+                               const char *file, const char *incomplete, const blob_meta *m) {
     int failures = 0, total_tries = 0;
     ct_status st = CT_OK;
     for (;;) {
@@ -164,7 +164,7 @@ static ct_status download_blob(ct_hub *h, const char *url, const char *repo, con
             st = ct_fail(CT_ERR_NETWORK, "%s: HTTP %ld", res.url, res.status);
             retry = 1;
         } else if (res.status != 200 && res.status != 206) {
-            st = file_http_error(h, &res, repo, "(resolved commit)", file);
+            st = file_http_error(h, &res, repo, commit, file);
             ct_http_result_clear(&res);
             return st;
         } else if (m->size >= 0 && now != m->size) {
@@ -250,7 +250,7 @@ ct_status ct_hub_fetch(ct_hub *h, const char *repo, const char *commit, const ch
     CT_TRY(ct_hub_lock(h, lock, &fd));
     ct_status st = CT_OK;
     if (!ct_fs_is_file(blob)) {
-        st = download_blob(h, url, repo, file, incomplete, &m);
+        st = download_blob(h, url, repo, commit, file, incomplete, &m);
         if (st == CT_OK) {
             st = ct_hub_verify_blob(incomplete, m.etag);
             if (st != CT_OK) {

@@ -120,6 +120,27 @@ EOF
   pdir=$(HF_HUB_CACHE="$WORK/pycache" HF_HUB_OFFLINE=1 "$FETCH" --quiet acme/tiny)
   [ "$pdir" = "$WORK/pycache/$R/snapshots/$C" ] || fail "we cannot read Python's cache: $pdir"
   pass "huggingface_hub $("$PY" -c 'import huggingface_hub as h; print(h.__version__)') writes the same tree and reads ours"
+  # 3. Python and we download the same blob at the same time: one transfer
+  #    (both take the flock on .locks/<repo>/<etag>.lock)
+  rm -rf "$WORK/shared"
+  ctl reset
+  ctl fail '{"mode":"slow","file":"model.safetensors","rate":150000,"count":-1}'
+  HF_HUB_CACHE="$WORK/shared" "$PY" -c 'from huggingface_hub import hf_hub_download as d; d("acme/tiny", "model.safetensors")' &
+  ppid=$!
+  # start only once Python is mid-transfer (its partial file exists)
+  for _ in $(seq 1 200); do
+    compgen -G "$WORK/shared/$R/blobs/$E_ST.*.incomplete" >/dev/null && break
+    kill -0 $ppid 2>/dev/null || break
+    sleep 0.05
+  done
+  compgen -G "$WORK/shared/$R/blobs/$E_ST.*.incomplete" >/dev/null || fail "Python's partial file never appeared"
+  HF_HUB_CACHE="$WORK/shared" "$FETCH" --quiet acme/tiny >/dev/null || fail "fetch beside Python"
+  wait $ppid || fail "Python beside fetch"
+  [ "$(stat_of cdn_gets model.safetensors)" = 1 ] ||
+    fail "Python and C both downloaded the blob ($(stat_of cdn_gets model.safetensors) GETs)"
+  cmp "$WORK/shared/$R/snapshots/$C/model.safetensors" "$WORK/repo/model.safetensors" || fail "shared content"
+  ctl reset
+  pass "Python and C downloading at once share one transfer"
 else
   echo "note: huggingface_hub not importable by $PY; set CT_HF_PYTHON to run the interop part"
 fi

@@ -70,7 +70,7 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
-for what in ("encoder_profile", "encoder_profile_bd_blocked"):
+for what in sorted({r["what"] for r in rows if r["what"].startswith("encoder_profile")}):
     for r in pick(what):
         items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
         tot = sum(v for _, v in items)

@@ -361,20 +361,36 @@ static ct_status load_all(loader *L, ct_cuda_asr *m) {
         CT_TRY(load_lin1(L, q, D, D, 0, 1.f, &e->pos));
         snprintf(q, sizeof q, "%s.self_attn.linear_out", p);
         CT_TRY(load_lin1(L, q, D, D, 1, 1.f, &e->out));
-        snprintf(q, sizeof q, "%s.self_attn.pos_bias_u", p);
+        /* u folded into the q bias: (q+u)·k needs no extra term, and
+         * (q+v)·R = (q+u)·R + (v−u)·R, so v is stored as v − u (the position
+         * term per head and offset is then tiny). */
         {
-            int64_t sh[2] = {d->enc_heads, D / d->enc_heads};
-            float *f = NULL;
-            CT_TRY(fetch(L, q, 2, sh, &w));
-            CT_TRY(to_f32(&w, 1.f, &f));
-            ct_status s = upload_f32(L, &e->u, f, (size_t)D);
-            free(f);
-            CT_TRY(s);
+            int64_t sh[2] = {d->enc_heads, D / d->enc_heads}, sb[1] = {D};
+            float *fu = NULL, *fv = NULL, *fb = NULL;
+            snprintf(q, sizeof q, "%s.self_attn.pos_bias_u", p);
+            ct_status s = fetch(L, q, 2, sh, &w);
+            if (s == CT_OK) s = to_f32(&w, 1.f, &fu);
             snprintf(q, sizeof q, "%s.self_attn.pos_bias_v", p);
-            CT_TRY(fetch(L, q, 2, sh, &w));
-            CT_TRY(to_f32(&w, 1.f, &f));
-            s = upload_f32(L, &e->v, f, (size_t)D);
-            free(f);
+            if (s == CT_OK) s = fetch(L, q, 2, sh, &w);
+            if (s == CT_OK) s = to_f32(&w, 1.f, &fv);
+            snprintf(q, sizeof q, "%s.self_attn.linear_q.bias", p);
+            if (s == CT_OK && L->get(L->ctx, q, &w) == CT_OK) {
+                s = fetch(L, q, 1, sb, &w);
+                if (s == CT_OK) s = to_f32(&w, 1.f, &fb);
+            }
+            if (s == CT_OK && !e->qkv.b) { /* no biases: a zero one to carry u */
+                s = dalloc(L, &e->qkv.b, (size_t)3 * D * 2);
+                if (s == CT_OK) s = ct_cuda_memset(L->c, e->qkv.b, 0, (size_t)3 * D * 2);
+            }
+            if (s == CT_OK) {
+                for (int i = 0; i < D; i++) {
+                    fv[i] -= fu[i];
+                    fu[i] += fb ? fb[i] : 0.f; /* now bq + u */
+                }
+                s = ct_cuda_upload_bf16(L->c, (uint16_t *)e->qkv.b, fu, (size_t)D);
+            }
+            if (s == CT_OK) s = upload_f32(L, &e->v, fv, (size_t)D);
+            free(fu); free(fv); free(fb);
             CT_TRY(s);
         }
         snprintf(q, sizeof q, "%s.conv.pointwise_conv1", p);

@@ -93,7 +93,7 @@ __global__ void k_relattn_uv(float *uk, float *vr, const uint16_t *qkv, const ui
                              const float *vb, int B, int T, int H, int Dh) {
     int lane = threadIdx.x & 31;
     size_t w = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    size_t nuk = (size_t)H * B * T, nvr = (size_t)H * (2 * T - 1);
+    size_t nuk = uk ? (size_t)H * B * T : 0, nvr = (size_t)H * (2 * T - 1);
     int D = H * Dh;
     float acc = 0.f;
     if (w < nuk) {
@@ -114,7 +114,7 @@ __global__ void k_relattn_uv(float *uk, float *vr, const uint16_t *qkv, const ui
 
 extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
                                         const float *u, const float *vb, int B, int T, int H, int Dh) {
-    size_t n = (size_t)H * B * T + (size_t)H * (2 * T - 1);
+    size_t n = (uk ? (size_t)H * B * T : 0) + (size_t)H * (2 * T - 1);
     k_relattn_uv<<<nblocks(n, 8), 256, 0, c->stream>>>(uk, vr, qkv, p, u, vb, B, T, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
@@ -138,7 +138,7 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd,
         return;
     }
     const float *a = ac + row * T;
-    const float *ukr = uk + hb * T;
+    const float *ukr = uk ? uk + hb * T : NULL; /* NULL: u already folded into q */
     const BD *d = bd + row * ldbd + (T - 1 - i);
     const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
     float mx = -INFINITY;
@@ -146,7 +146,7 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd,
         float bdj;
         if constexpr (sizeof(BD) == 2) bdj = ct_bf(d[j]);
         else bdj = d[j];
-        float x = (a[j] + ukr[j] + bdj + vrr[j]) * scale;
+        float x = (a[j] + (ukr ? ukr[j] : 0.f) + bdj + vrr[j]) * scale;
         s[j] = x;
         mx = fmaxf(mx, x);
     }
@@ -256,12 +256,12 @@ __global__ void k_relattn_softmax_blk(uint16_t *P, const float *ac, const float 
         for (int j = lane; j < T; j += 32) pr[j] = 0;
         return;
     }
-    const float *a = ac + row * T, *ukr = uk + hb * T;
+    const float *a = ac + row * T, *ukr = uk ? uk + hb * T : NULL;
     const float *d = bd + ((hb * nblk + i / blk) * blk + i % blk) * (size_t)ldn + (T - 1 + i % blk);
     const float *vrr = vr + (size_t)h * ldvr + (T - 1 + i);
     float mx = -INFINITY;
     for (int j = lane; j < L; j += 32) {
-        float x = (a[j] + ukr[j] + d[-j] + vrr[-j]) * scale;
+        float x = (a[j] + (ukr ? ukr[j] : 0.f) + d[-j] + vrr[-j]) * scale;
         s[j] = x;
         mx = fmaxf(mx, x);
     }

@@ -177,17 +177,16 @@ ct_status ct_mel__run_batch(ct_mel *m, const float *const *clips, const size_t *
         free(scratch);
     }
 
-    /* 3. per-row normalisation over its own valid frames */
-#pragma omp parallel num_threads(nt)
-    {
-        double *acc = aligned_alloc(64, (sizeof(double) * 2 * (size_t)nm + 63) / 64 * 64);
-#pragma omp for schedule(dynamic, 1)
-        for (int b = 0; b < batch; b++) {
-            size_t L = ct_mel_valid_frames(m, n[b]);
-            if (L >= 2 && acc) ct_mel__normalize(out + (size_t)b * row, L, nm, acc);
-        }
-        if (!acc) failed |= 1;
-        free(acc);
+    /* 3. per-row normalisation over its own valid frames, with the sums
+     * ordered as the reference orders them for a batch padded to the
+     * longest clip */
+    size_t T_ref = 0;
+    for (int b = 0; b < batch; b++)
+        if (ct_mel_frames(m, n[b]) > T_ref) T_ref = ct_mel_frames(m, n[b]);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(| : failed)
+    for (int b = 0; b < batch; b++) {
+        size_t L = ct_mel_valid_frames(m, n[b]);
+        if (L >= 2 && ct_mel__normalize(out + (size_t)b * row, L, T_ref, nm) != 0) failed |= 1;
     }
     free(off);
     free(sig);

@@ -6,7 +6,9 @@
  * decoded, its channels are averaged with equal weights, and the result is
  * resampled to 16 kHz. Decoded PCM is bounded by a memory cap before and
  * while decoding; NaN/Inf samples, empty, truncated, corrupt and non-audio
- * inputs fail with a message naming the file and the cause. The module never
+ * inputs fail with a message naming the file and the cause (a few damaged
+ * packets, at most 1 %, are skipped with a warning; their samples are
+ * dropped, not filled with silence). The module never
  * prints: FFmpeg's own log lines go to ct_log at debug level.
  *
  * Thread-safety: any number of decodes/probes may run at once in different

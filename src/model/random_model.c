@@ -147,7 +147,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         for (int i = 1; i <= 2; i++) {
             CT_TRY(add(l, WT(d, 1), 2, ff, d, 0, 0, "%s%d.feed_forward%d.linear1.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, ff, 0, 0, 0, "%s%d.feed_forward%d.linear1.bias", p, L, i));
-            CT_TRY(add(l, WT(ff, 2), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i)); /* after SiLU */
+            CT_TRY(add(l, WT(ff, 1), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.feed_forward%d.linear2.bias", p, L, i));
         }
         for (int i = 0; i < 4; i++) {
@@ -166,7 +166,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         CT_TRY(add(l, I_SMALL, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_mean", p, L));
         CT_TRY(add(l, I_VAR, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_var", p, L));
         CT_TRY(add(l, I_COUNTER, 0, 0, 0, 0, 0, 0, "%s%d.conv.batch_norm.num_batches_tracked", p, L));
-        CT_TRY(add(l, WT(d, 2), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L)); /* after SiLU */
+        CT_TRY(add(l, WT(d, 1), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L));
         CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.conv.pointwise_conv2.bias", p, L));
     }
     CT_TRY(add(l, WT(d, 1), 2, dd, d, 0, 0, "encoder_decoder_proj.weight"));
@@ -347,7 +347,11 @@ static void opts_to_config(const ct_random_model_opts *o, ct_model_config *c) {
     c->subsampling_channels = o->subsampling_channels, c->enc_max_positions = 5000, c->enc_scale_input = 0;
     c->dec_layers = o->dec_layers, c->dec_d_model = o->dec_d_model, c->dec_heads = o->dec_heads;
     c->dec_ff = o->dec_ff, c->dec_max_positions = o->dec_max_positions, c->vocab_size = o->vocab_size;
-    c->pad_id = 2, c->eos_id = 3, c->bos_id = 4, c->decoder_start_id = space_id();
+    /* without a tokenizer the vocabulary may be tiny: leave out ids it lacks */
+    c->pad_id = 2 < o->vocab_size ? 2 : -1;
+    c->eos_id = 3 < o->vocab_size ? 3 : -1;
+    c->bos_id = 4 < o->vocab_size ? 4 : -1;
+    c->decoder_start_id = space_id() < o->vocab_size ? space_id() : -1;
     c->max_audio_clip_s = -1, c->overlap_chunk_s = -1;
 }
 

@@ -253,6 +253,46 @@ static void test_auto_fallback(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* Correlation of x[i + lag] with ref[i] over ref[r0, r1), best lag in
+ * [lag0, lag1]. */
+static double range_corr(const float *x, size_t nx, size_t r0, size_t r1, int lag0, int lag1) {
+    double best = -2;
+    for (int lag = lag0; lag <= lag1; lag++) {
+        double xy = 0, xx = 0, yy = 0;
+        for (size_t i = r0; i < r1; i++) {
+            long j = (long)i + lag;
+            if (j < 0 || (size_t)j >= nx) continue;
+            xy += (double)x[j] * g_ref[i];
+            xx += (double)x[j] * x[j];
+            yy += (double)g_ref[i] * g_ref[i];
+        }
+        double c = xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0;
+        if (c > best) best = c;
+    }
+    return best;
+}
+
+/* A damaged AAC packet is skipped (below the 1 % threshold): its 1024
+ * samples are dropped, not replaced by silence, so the audio before it
+ * matches the reference at lag 0 and the audio after it one frame early. */
+static void test_one_damaged_packet(void **state) {
+    (void)state;
+    ct_audio *clean = decode_with("audio/speech.m4a", CT_AUDIO_BACKEND_FFMPEG);
+    ct_audio *a = decode_with("audio/corrupt_one.m4a", CT_AUDIO_BACKEND_FFMPEG);
+    long lost = (long)clean->n - (long)a->n;
+    if (lost != 1024 && lost != 2048)
+        fail_msg("corrupt_one.m4a: %zu samples, the clean file %zu: want 1 or 2 frames fewer",
+                 a->n, clean->n);
+    double before = range_corr(a->samples, a->n, 0, 60000, 0, 0);
+    double after = range_corr(a->samples, a->n, 72000, REF_N - 4000, (int)-lost, (int)-lost);
+    print_message("  corrupt_one.m4a n=%zu (-%ld) corr before %.5f, after %.5f\n", a->n, lost,
+                  before, after);
+    assert_true(before >= 0.99);
+    assert_true(after >= 0.99);
+    ct_audio_free(a);
+    ct_audio_free(clean);
+}
+
 /* ---- bad inputs ----------------------------------------------------------- */
 
 typedef struct bad_case {
@@ -267,11 +307,13 @@ static const bad_case k_bad[] = {
     {"audio/bad/trunc_header.wav", CT_ERR_FORMAT, "truncated"},
     {"audio/bad/trunc_mid.wav", CT_ERR_FORMAT, "truncated: the WAV header declares 8.271 s"},
     {"audio/bad/trunc_header.flac", CT_ERR_FORMAT, "not a readable audio file"},
-    {"audio/bad/trunc_mid.flac", CT_ERR_FORMAT, "truncated: the container declares 8.271 s"},
-    {"audio/bad/trunc_mid.mp3", CT_ERR_FORMAT, "truncated"},
+    {"audio/bad/trunc_mid.flac", CT_ERR_FORMAT, "truncated (its last packet is cut off): the container declares 8.271 s"},
+    {"audio/bad/trunc_mid.mp3", CT_ERR_FORMAT, "truncated or damaged: the container declares 8.352 s"},
     {"audio/bad/trunc_mid.m4a", CT_ERR_FORMAT, "moov atom not found"},
     {"audio/bad/trunc_mid_opus.ogg", CT_ERR_FORMAT, "truncated: the last Ogg page"},
-    {"audio/bad/trunc_mid.webm", CT_ERR_FORMAT, "truncated"},
+    {"audio/bad/trunc_mid.webm", CT_ERR_FORMAT, "the container declares 8.279 s"},
+    {"audio/bad/corrupt_mid.m4a", CT_ERR_FORMAT, "corrupt aac audio: "},
+    {"audio/bad/corrupt_mid.mp3", CT_ERR_FORMAT, "corrupt mp3 audio: "},
     {"audio/bad/random.wav", CT_ERR_FORMAT, "not a readable audio file"},
     {"audio/bad/random.mp3", CT_ERR_FORMAT, "not a readable audio file"},
     {"audio/bad/random.flac", CT_ERR_FORMAT, "no audio samples"},
@@ -317,7 +359,7 @@ static void test_bad_inputs_sndfile(void **state) {
     for (size_t i = 0; i < sizeof k_bad / sizeof *k_bad; i++) {
         const char *f = k_bad[i].file;
         /* real MPEG audio is refused (libmpg123 would print) */
-        ct_status want = strstr(f, "trunc_mid.mp3") ? CT_ERR_UNSUPPORTED : CT_ERR_FORMAT;
+        ct_status want = strstr(f, "_mid.mp3") ? CT_ERR_UNSUPPORTED : CT_ERR_FORMAT;
         /* WAV/Ogg truncation, NaN/Inf and empty are found outside libsndfile */
         const char *cause = strstr(f, "nan") || strstr(f, "inf") || strstr(f, "empty") ||
                                     strstr(f, "lying") || strstr(f, "_opus.ogg")
@@ -586,7 +628,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats_ffmpeg),     cmocka_unit_test(test_formats_sndfile),
         cmocka_unit_test(test_channel_average),    cmocka_unit_test(test_format_change_mid_stream),
-        cmocka_unit_test(test_auto_fallback),      cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_one_damaged_packet), cmocka_unit_test(test_auto_fallback),      cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_inputs_sndfile), cmocka_unit_test(test_probe),
         cmocka_unit_test(test_memory_cap),         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_decode_memory),      cmocka_unit_test(test_parallel),

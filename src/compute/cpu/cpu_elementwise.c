@@ -13,7 +13,7 @@
 ct_status ct_cpu_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M,
                             int D, float eps) {
     // y (M,D), x (M,D), g (D), b (D)
-#pragma omp parallel for schedule(static) if (M > 4)
+#pragma omp parallel for schedule(static) if ((size_t)M * D > CT_PAR_MIN)
     for (int m = 0; m < M; m++) ct_ref_layer_norm(be, y + (size_t)m * D, x + (size_t)m * D, g, b, 1, D, eps);
     return CT_OK;
 }
@@ -22,7 +22,7 @@ ct_status ct_cpu_activate(ct_backend *be, float *x, size_t n, ct_act act) {
     // x (n)
     if (act == CT_ACT_NONE) return CT_OK;
     const size_t chunk = 4096;
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > CT_PAR_MIN)
     for (size_t i = 0; i < n; i += chunk)
         ct_fast_bias_act(x + i, NULL, NULL, 1.0f, (int)act, (int)(n - i < chunk ? n - i : chunk));
     return CT_OK;
@@ -30,7 +30,7 @@ ct_status ct_cpu_activate(ct_backend *be, float *x, size_t n, ct_act act) {
 
 ct_status ct_cpu_glu(ct_backend *be, float *y, const float *x, int M, int D) {
     // y (M,D), x (M,2D)
-#pragma omp parallel for schedule(static) if (M > 4)
+#pragma omp parallel for schedule(static) if ((size_t)M * D > CT_PAR_MIN)
     for (int m = 0; m < M; m++) {
         const float *a = x + (size_t)m * 2 * D, *g = a + D;
         float *yr = y + (size_t)m * D;
@@ -68,7 +68,7 @@ ct_status ct_cpu_dwconv1d(ct_backend *be, float *y, const float *x, const float 
                           int T, int C, int K, ct_act act) {
     // y (B,T,C), x (B,T,C), w (C,K), b (C)
     const int pad = (K - 1) / 2;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * C * K > CT_PAR_MIN)
     for (int bb = 0; bb < B; bb++)
         for (int t = 0; t < T; t++) {
             float *yr = y + ((size_t)bb * T + t) * C;

@@ -6,6 +6,11 @@
 
 #include "compute/backend.h"
 
+/* Work (elements or multiply-adds) below which an op stays on one thread: a
+ * parallel region costs microseconds on a quiet machine but can cost a
+ * scheduler time slice when other processes hold the cores. */
+#define CT_PAR_MIN ((size_t)1 << 16)
+
 ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                         const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
 ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,

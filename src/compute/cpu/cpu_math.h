@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/dtype.h"
+
 static inline float ct_fast_expf(float x) {
     x = x < -87.3f ? -87.3f : x > 88.37f ? 88.37f : x; /* keeps 2^n finite */
     float t = x * 1.44269504088896341f + 12582912.0f; /* round(x·log2 e) in the low mantissa bits */
@@ -31,6 +33,18 @@ static inline float ct_fast_expf(float x) {
     float scale;
     memcpy(&scale, &bits, 4);
     return p * scale;
+}
+
+/* dst[i] = float(src[i]) for bf16 (top half of a float) or f16, src 2-byte
+ * aligned (backend weight buffers are); written so the compiler vectorises it. */
+static inline void ct_widen_half(float *restrict dst, const uint16_t *restrict src, size_t n, int is_bf16) {
+    if (is_bf16) {
+        uint32_t *restrict d = (uint32_t *)(void *)dst;
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) d[i] = (uint32_t)src[i] << 16;
+    } else {
+        for (size_t i = 0; i < n; i++) dst[i] = ct_f16_to_f32(src[i]);
+    }
 }
 
 static inline float ct_fast_silu(float x) { return x / (1.0f + ct_fast_expf(-x)); }

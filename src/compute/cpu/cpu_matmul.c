@@ -10,13 +10,42 @@
 #include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
-#define CT_WBLOCK 64 /* output features widened per tile (64 × K floats) */
+#define CT_WBLOCK 64   /* output features widened per tile (64 × K floats) */
+#define CT_SMALL_M 4   /* up to this many rows (decoding): GEMV, no packing */
+
+/* y[m][n] (= or +=) alpha · dot(x[m], w[n]) for a few rows m: each weight row
+ * is read (and, for bf16/f16, widened into a per-thread buffer) once for all
+ * rows. sgemm would pack the whole weight matrix for every call, which costs
+ * more than the product when M is 1. y (M,N) with row stride N. */
+static void small_m(float *y, const float *x, const ct_tensor *w, float alpha, float beta, int M, int N, int K,
+                    float *rows_buf, int nth) {
+    const int f32 = w->dtype == CT_DTYPE_F32;
+#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)N * K > 4 * CT_PAR_MIN)
+    for (int n = 0; n < N; n++) {
+        const float *wr;
+        if (f32) {
+            wr = (const float *)w->data + (size_t)n * K;
+        } else {
+            float *tmp = rows_buf + (size_t)omp_get_thread_num() * K;
+            ct_widen_half(tmp, (const uint16_t *)w->data + (size_t)n * K, (size_t)K, w->dtype == CT_DTYPE_BF16);
+            wr = tmp;
+        }
+        for (int m = 0; m < M; m++) {
+            const float *xm = x + (size_t)m * K;
+            float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+            for (int k = 0; k < K; k++) acc += xm[k] * wr[k];
+            float *out = y + (size_t)m * N + n;
+            *out = beta != 0.0f ? *out + alpha * acc : alpha * acc;
+        }
+    }
+}
 
 /* y = alpha·act(y + b) + residual (or y += alpha·b when the GEMM already
  * accumulated into the residual). */
 static void epilogue(float *y, const float *b, const float *residual, float alpha, ct_act act, int M, int N,
                      int accumulated) {
-#pragma omp parallel for schedule(static) if ((size_t)M * N > 16384)
+#pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
     for (int m = 0; m < M; m++) {
         float *yr = y + (size_t)m * N;
         if (accumulated) {
@@ -42,7 +71,14 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     if (accumulate && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
     float gemm_alpha = accumulate ? alpha : 1.0f;
     float beta = accumulate ? 1.0f : 0.0f;
-    if (w->dtype == CT_DTYPE_F32) {
+    if (M <= CT_SMALL_M && (w->dtype == CT_DTYPE_F32 || w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16)) {
+        int nth = omp_get_max_threads();
+        size_t mark = ct_arena_mark(ws);
+        float *rows = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * K);
+        if (!rows) return CT_ERR_OOM;
+        small_m(y, x, w, gemm_alpha, beta, M, N, K, rows, nth);
+        ct_arena_rewind(ws, mark);
+    } else if (w->dtype == CT_DTYPE_F32) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, gemm_alpha, x, K, w->data, K, beta, y, N);
     } else if (w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16) {
         int nth = omp_get_max_threads();
@@ -50,12 +86,12 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
         float *tiles = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * CT_WBLOCK * K);
         if (!tiles) return CT_ERR_OOM;
         int nblocks = (N + CT_WBLOCK - 1) / CT_WBLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if ((size_t)M * N * K > 4 * CT_PAR_MIN)
         for (int blk = 0; blk < nblocks; blk++) {
             float *tile = tiles + (size_t)omp_get_thread_num() * CT_WBLOCK * K;
             int n0 = blk * CT_WBLOCK, nb = N - n0 < CT_WBLOCK ? N - n0 : CT_WBLOCK;
             const uint16_t *src = (const uint16_t *)w->data + (size_t)n0 * K;
-            ct_convert_to_f32(tile, src, w->dtype, (size_t)nb * K);
+            ct_widen_half(tile, src, (size_t)nb * K, w->dtype == CT_DTYPE_BF16);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nb, K, gemm_alpha, x, K, tile, K, beta,
                         y + n0, N);
         }
@@ -85,7 +121,7 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
         float *yb = y + (size_t)bb * Co * P;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Co, P, Ci, 1.0f, W, Ci, x + (size_t)bb * Ci * P, P,
                     0.0f, yb, P);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)Co * P > CT_PAR_MIN)
         for (int o = 0; o < Co; o++) {
             float bo = b ? b[o] : 0.0f;
             float *r = yb + (size_t)o * P;

@@ -1,0 +1,259 @@
+/* asr.c — the batch entry point: opens a checkpoint (config, weights,
+ * tokenizer) on a backend, then runs mel → encoder → greedy decoding for a
+ * padded batch, keeping per-batch arenas between calls. */
+#include "asr/asr.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "asr/encoder.h"
+#include "asr/mel.h"
+#include "core/fs.h"
+#include "model/checkpoint.h"
+
+struct ct_asr {
+    ct_backend *be;
+    ct_checkpoint *ck;
+    ct_tokenizer *tok;
+    ct_mel *mel;
+    ct_asr_weights w;
+    ct_model_config cfg;
+    int32_t eos_id;
+    int threads;
+    ct_arena act, ws; /* grown on demand, kept between calls */
+};
+
+ct_asr_options ct_asr_default_options(void) {
+    ct_asr_options o = {.device = "cpu", .weight_dtype = CT_DTYPE_F32, .threads = 0};
+    return o;
+}
+
+ct_asr_request ct_asr_default_request(void) {
+    ct_asr_request r = {.languages = NULL, .punctuation = 1, .dither = 0, .max_new_tokens = 0};
+    return r;
+}
+
+static double clock_s(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+
+ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out) {
+    *out = NULL;
+    ct_asr_options def = ct_asr_default_options();
+    if (!opts) opts = &def;
+    ct_asr *a = calloc(1, sizeof *a);
+    if (!a) return ct_fail(CT_ERR_OOM, "asr");
+    ct_status s;
+    ct_backend_options bo = ct_backend_default_options();
+    bo.threads = opts->threads;
+    a->threads = opts->threads > 0 ? opts->threads : 64; /* workspace sizing bound */
+    char path[4096];
+    if ((s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
+    if ((s = ct_checkpoint_open(dir, &a->ck)) != CT_OK) goto fail;
+    a->cfg = *ct_checkpoint_config(a->ck);
+    if ((s = ct_path_join(path, sizeof path, ct_checkpoint_dir(a->ck), "tokenizer.json")) != CT_OK) goto fail;
+    if ((s = ct_tokenizer_load(path, &a->tok)) != CT_OK) goto fail;
+    if ((s = ct_asr_weights_from_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) goto fail;
+    const ct_asr_hparams hp = a->w.hp;
+    if (ct_tokenizer_vocab_size(a->tok) < hp.vocab) { /* every id the head can pick must decode */
+        s = ct_fail(CT_ERR_FORMAT, "%s: tokenizer has %d pieces, the model %d", dir, ct_tokenizer_vocab_size(a->tok),
+                    hp.vocab);
+        goto fail;
+    }
+    a->eos_id = a->cfg.eos_id >= 0 ? a->cfg.eos_id : ct_tokenizer_id(a->tok, "<|endoftext|>");
+    if (a->eos_id < 0) {
+        s = ct_fail(CT_ERR_FORMAT, "%s: no end-of-text id in the config or tokenizer", dir);
+        goto fail;
+    }
+    ct_mel_options mo = ct_mel_default_options();
+    mo.n_mels = hp.n_mels;
+    mo.threads = opts->threads;
+    if ((s = ct_mel_create(&mo, &a->mel)) != CT_OK) goto fail;
+    /* the checkpoint's mapping is only needed while converting */
+    ct_checkpoint_free(a->ck);
+    a->ck = NULL;
+    *out = a;
+    return CT_OK;
+fail:
+    ct_asr_free(a);
+    return s;
+}
+
+void ct_asr_free(ct_asr *a) {
+    if (!a) return;
+    if (a->be) {
+        ct_backend_arena_free(a->be, &a->act);
+        ct_backend_arena_free(a->be, &a->ws);
+    }
+    ct_asr_weights_free(&a->w);
+    ct_mel_free(a->mel);
+    ct_tokenizer_free(a->tok);
+    ct_checkpoint_free(a->ck);
+    ct_backend_free(a->be);
+    free(a);
+}
+
+const ct_model_config *ct_asr_config(const ct_asr *a) { return &a->cfg; }
+const ct_tokenizer *ct_asr_tokenizer(const ct_asr *a) { return a->tok; }
+const ct_asr_weights *ct_asr_model_weights(const ct_asr *a) { return &a->w; }
+ct_backend *ct_asr_backend(ct_asr *a) { return a->be; }
+
+/* Make sure an arena holds at least `bytes` (contents are not kept). */
+static ct_status reserve(ct_backend *be, ct_arena *a, size_t bytes) {
+    if (a->cap >= bytes) {
+        ct_arena_reset(a);
+        return CT_OK;
+    }
+    ct_backend_arena_free(be, a);
+    return ct_backend_arena_create(be, bytes, a);
+}
+
+void ct_asr_result_free(ct_asr_result *r) {
+    if (!r) return;
+    for (int b = 0; b < r->n && r->clips; b++) {
+        ct_asr_clip *c = &r->clips[b];
+        free(c->text);
+        free(c->tokens);
+        free(c->features);
+        free(c->encoder);
+        free(c->logits);
+    }
+    free(r->clips);
+    memset(r, 0, sizeof *r);
+}
+
+static ct_status copy_out(ct_backend *be, float **dst, const float *src, size_t n) {
+    *dst = malloc(sizeof(float) * (n ? n : 1));
+    if (!*dst) return ct_fail(CT_ERR_OOM, "asr: result of %zu floats", n);
+    return be->ops->to_host(be, *dst, src, sizeof(float) * n);
+}
+
+ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *n_samples, int B,
+                            const ct_asr_request *req, ct_asr_result *out) {
+    memset(out, 0, sizeof *out);
+    ct_asr_request def = ct_asr_default_request();
+    if (!req) req = &def;
+    if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
+    const ct_asr_hparams *hp = &a->w.hp;
+    ct_backend *be = a->be;
+    ct_status s = CT_OK;
+    out->n = B;
+    out->clips = calloc((size_t)B, sizeof *out->clips);
+    int32_t *prompts = malloc(sizeof(int32_t) * (size_t)B * 64);
+    int *feat_len = calloc((size_t)B, sizeof(int)), *enc_len = calloc((size_t)B, sizeof(int));
+    float *feats_host = NULL;
+    ct_generate_row *rows = calloc((size_t)B, sizeof *rows);
+    ct_decoder_state dst = {0};
+    if (!out->clips || !prompts || !feat_len || !enc_len || !rows) {
+        s = ct_fail(CT_ERR_OOM, "asr: batch of %d", B);
+        goto done;
+    }
+    /* prompts: one per row, all of the same length */
+    int P = 0;
+    for (int b = 0; b < B; b++) {
+        const char *lang = req->languages && req->languages[b] ? req->languages[b] : "en";
+        int n = 0;
+        s = ct_tokenizer_prompt(a->tok, lang, req->punctuation, prompts + (size_t)b * 64, 64, &n);
+        if (s != CT_OK) {
+            ct_fail_wrap(s, "clip %d", b);
+            goto done;
+        }
+        if (b > 0 && n != P) {
+            s = ct_fail(CT_ERR_UNSUPPORTED, "clip %d: prompt of %d tokens, others %d", b, n, P);
+            goto done;
+        }
+        P = n;
+        if (P != 64)
+            for (int i = 0; i < P; i++) prompts[(size_t)b * P + i] = prompts[(size_t)b * 64 + i];
+    }
+    int max_new = req->max_new_tokens > 0 ? req->max_new_tokens : hp->max_pos - P;
+    /* mel on the host, one padded batch */
+    double t0 = now(), c0 = cpu_now();
+    size_t nmax = 0;
+    for (int b = 0; b < B; b++) {
+        if (n_samples[b] > nmax) nmax = n_samples[b];
+        out->audio_seconds += (double)n_samples[b] / 16000.0;
+    }
+    int T = (int)ct_mel_frames(a->mel, nmax);
+    feats_host = malloc(sizeof(float) * (size_t)B * T * hp->n_mels);
+    if (!feats_host) {
+        s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
+        goto done;
+    }
+    if ((s = ct_mel_compute_batch(a->mel, clips, n_samples, B, req->dither, feats_host, T, feat_len)) != CT_OK) goto done;
+    double t1 = now(), c1 = cpu_now();
+    out->seconds_mel = t1 - t0;
+    out->cpu_mel = c1 - c0;
+    /* arenas: encoder activations + decoder state in act; op scratch in ws */
+    int Te = ct_encoder_frames(T);
+    int Smax = ct_generate_cache_positions(hp, P, max_new);
+    size_t feat_bytes = sizeof(float) * (size_t)B * T * hp->n_mels + 2 * CT_ARENA_ALIGN;
+    size_t act_b = feat_bytes + ct_encoder_act_bytes(hp, B, T) + ct_decoder_state_bytes(hp, B, Te, Smax);
+    size_t ws_e = ct_encoder_ws_bytes(hp, B, T, a->threads);
+    size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, a->threads) + sizeof(float) * (size_t)B * hp->vocab + 4096;
+    if ((s = reserve(be, &a->act, act_b)) != CT_OK || (s = reserve(be, &a->ws, ws_e > ws_d ? ws_e : ws_d)) != CT_OK)
+        goto done;
+    out->arena_bytes = a->act.cap + a->ws.cap;
+    float *feats = ct_arena_alloc(&a->act, feat_bytes - 2 * CT_ARENA_ALIGN);
+    if (!feats) {
+        s = ct_fail_wrap(CT_ERR_OOM, "asr: features");
+        goto done;
+    }
+    if ((s = be->ops->to_device(be, feats, feats_host, sizeof(float) * (size_t)B * T * hp->n_mels)) != CT_OK) goto done;
+    float *enc;
+    int Te_got;
+    if ((s = ct_encoder_forward(&a->w, be, &a->act, &a->ws, feats, feat_len, B, T, &enc, enc_len, &Te_got)) != CT_OK)
+        goto done;
+    if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
+    double t2 = now(), c2 = cpu_now();
+    out->seconds_encoder = t2 - t1;
+    out->cpu_encoder = c2 - c1;
+    for (int b = 0; b < B; b++) {
+        ct_asr_clip *c = &out->clips[b];
+        c->feature_frames = feat_len[b];
+        c->encoder_frames = enc_len[b];
+        if (req->keep_features) {
+            c->features = malloc(sizeof(float) * ((size_t)feat_len[b] * hp->n_mels + 1));
+            if (!c->features) {
+                s = ct_fail(CT_ERR_OOM, "asr: features copy");
+                goto done;
+            }
+            memcpy(c->features, feats_host + (size_t)b * T * hp->n_mels, sizeof(float) * feat_len[b] * hp->n_mels);
+        }
+        if (req->keep_encoder &&
+            (s = copy_out(be, &c->encoder, enc + (size_t)b * Te_got * hp->d_enc, (size_t)enc_len[b] * hp->d_enc)) != CT_OK)
+            goto done;
+    }
+    if ((s = ct_decoder_prepare(&a->w, be, &a->act, &a->ws, enc, enc_len, B, Te_got, Smax, &dst)) != CT_OK) goto done;
+    ct_generate_options go = {.max_new_tokens = max_new, .eos_id = a->eos_id, .ignore_eos = req->ignore_eos,
+                              .keep_logits = req->keep_logits};
+    if ((s = ct_generate_greedy(&a->w, be, &dst, &a->ws, prompts, P, &go, rows)) != CT_OK) goto done;
+    if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
+    out->seconds_decoder = now() - t2;
+    out->cpu_decoder = cpu_now() - c2;
+    for (int b = 0; b < B; b++) {
+        ct_asr_clip *c = &out->clips[b];
+        c->tokens = rows[b].tokens;
+        c->n_tokens = rows[b].n_tokens;
+        c->stop = rows[b].stop;
+        c->logits = rows[b].logits;
+        rows[b].tokens = NULL;
+        rows[b].logits = NULL;
+        if ((s = ct_tokenizer_decode(a->tok, c->tokens, c->n_tokens, &c->text)) != CT_OK) goto done;
+    }
+done:
+    ct_decoder_state_free(&dst);
+    if (rows) ct_generate_rows_free(rows, B);
+    free(rows);
+    free(prompts);
+    free(feat_len);
+    free(enc_len);
+    free(feats_host);
+    if (s != CT_OK) ct_asr_result_free(out);
+    return s;
+}

@@ -1,0 +1,82 @@
+/* asr.h — the engine's batch entry point: mono 16 kHz clips (≤ 35 s each) in,
+ * texts, token ids, stop reasons and per-stage timings out.
+ *
+ *     ct_asr *asr;
+ *     ct_asr_options o = ct_asr_default_options();        // cpu, f32 weights
+ *     ct_asr_open("model-dir", &o, &asr);
+ *     ct_asr_request rq = ct_asr_default_request();        // en, punctuation
+ *     ct_asr_result res;
+ *     ct_asr_transcribe(asr, clips, n_samples, B, &rq, &res);
+ *     ... res.clips[b].text ...
+ *     ct_asr_result_free(&res);
+ *     ct_asr_free(asr);
+ *
+ * A call runs the clips as one padded batch: mel → encoder → batched greedy
+ * decoding. One ct_asr is used by one thread at a time; its arenas are kept
+ * between calls and grown when a larger batch arrives.
+ */
+#ifndef CT_ASR_ASR_H
+#define CT_ASR_ASR_H
+
+#include "asr/generate.h"
+#include "compute/backend.h"
+#include "model/config.h"
+#include "model/tokenizer.h"
+
+typedef struct ct_asr_options {
+    const char *device;    /* "cpu" (default), "cpu-ref", "cuda" */
+    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16 */
+    int threads;           /* 0: OpenMP default */
+} ct_asr_options;
+
+ct_asr_options ct_asr_default_options(void);
+
+typedef struct ct_asr_request {
+    const char *const *languages; /* per clip (NULL or a NULL entry: "en") */
+    int punctuation;              /* 1 (default): <|pnc|>, 0: <|nopnc|> */
+    int dither;                   /* 0 (default) */
+    int max_new_tokens;           /* default 1024 − prompt (the position table) */
+    int ignore_eos;               /* benchmarks: force max_new_tokens */
+    int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result */
+} ct_asr_request;
+
+ct_asr_request ct_asr_default_request(void);
+
+typedef struct ct_asr_clip {
+    char *text; /* UTF-8, specials dropped, stripped */
+    int32_t *tokens; /* generated ids after the prompt, EOS included when produced */
+    int n_tokens;
+    ct_stop_reason stop;
+    int feature_frames; /* valid mel frames */
+    float *features;    /* (feature_frames, n_mels) when keep_features */
+    int encoder_frames; /* valid encoder frames */
+    float *encoder;     /* (encoder_frames, d_enc) when keep_encoder */
+    float *logits;      /* (n_tokens, vocab) when keep_logits */
+} ct_asr_clip;
+
+typedef struct ct_asr_result {
+    int n;
+    ct_asr_clip *clips;
+    double seconds_mel, seconds_encoder, seconds_decoder; /* wall clock */
+    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads) */
+    double audio_seconds;
+    size_t arena_bytes; /* activation + workspace arenas held */
+} ct_asr_result;
+
+typedef struct ct_asr ct_asr;
+
+/* dir: a checkpoint directory of either layout (config.json, weights,
+ * tokenizer.json). */
+ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out);
+void ct_asr_free(ct_asr *asr);
+
+const ct_model_config *ct_asr_config(const ct_asr *asr);
+const ct_tokenizer *ct_asr_tokenizer(const ct_asr *asr);
+const ct_asr_weights *ct_asr_model_weights(const ct_asr *asr);
+ct_backend *ct_asr_backend(ct_asr *asr);
+
+ct_status ct_asr_transcribe(ct_asr *asr, const float *const *clips, const size_t *n_samples, int batch,
+                            const ct_asr_request *req, ct_asr_result *out);
+void ct_asr_result_free(ct_asr_result *res);
+
+#endif

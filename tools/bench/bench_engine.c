@@ -1,0 +1,186 @@
+/* bench_engine — times mel / encoder / decoder of the engine on a checkpoint
+ * directory for a batch of white-noise clips with a forced decode length
+ * (EOS ignored), and measures OpenBLAS sgemm in the same run so the encoder's
+ * achieved GFLOP/s can be compared with what the machine's GEMM reaches.
+ *
+ *   bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch 1] [--seconds 30]
+ *                [--tokens 100] [--runs 1] [--threads 0]
+ *
+ * Prints one human-readable report and one JSON line (for docs/PERFORMANCE.md).
+ */
+#include <cblas.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "asr/asr.h"
+#include "asr/encoder.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double peak_rss_gb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / (1024.0 * 1024.0); /* KiB → GiB */
+}
+
+static int s2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
+
+/* Multiply-adds ×2 of one encoder pass over B rows of T mel frames whose
+ * valid lengths are all L (the attention only runs over valid frames). */
+static double encoder_flops(const ct_asr_hparams *hp, int B, int T, int L) {
+    double C = hp->sub_channels, d = hp->d_enc, ff = hp->enc_ff, K = hp->conv_kernel;
+    int T1 = s2(T), T2 = s2(T1), T3 = s2(T2), F1 = s2(hp->n_mels), F2 = s2(F1), F3 = s2(F2);
+    double sub = 2.0 * C * T1 * F1 * 9 + 2.0 * C * T2 * F2 * 9 + 2.0 * C * C * T2 * F2 + 2.0 * C * T3 * F3 * 9 +
+                 2.0 * C * C * T3 * F3 + 2.0 * T3 * C * F3 * d;
+    double M = (double)B * T3, Le = ct_encoder_frames(L);
+    double layer = 8.0 * M * d * ff          /* two macaron FFs */
+                   + 8.0 * M * d * d          /* q, k, v, out */
+                   + 2.0 * (2 * T3 - 1) * d * d /* linear_pos */
+                   + (double)B * 10.0 * Le * Le * d /* (q+u)kᵀ, (q+v)pᵀ over 2L−1, softmax·v */
+                   + 6.0 * M * d * d          /* pointwise convs */
+                   + 2.0 * M * d * K;         /* depthwise */
+    return (double)B * sub + hp->enc_layers * layer;
+}
+
+/* Best of reps: wall GFLOP/s; *per_cpu_s gets GFLOP per CPU-second (all threads). */
+static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
+    float *a = malloc(sizeof(float) * (size_t)M * K), *b = malloc(sizeof(float) * (size_t)N * K),
+          *c = malloc(sizeof(float) * (size_t)M * N);
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+    for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)((i * 40503u) % 1000) * 1e-3f - 0.5f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N); /* warm-up */
+    double best = 1e30, best_cpu = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t = now(), tc = cpu_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        t = now() - t;
+        tc = cpu_now() - tc;
+        if (t < best) best = t;
+        if (tc < best_cpu) best_cpu = tc;
+    }
+    *per_cpu_s = 2.0 * M * N * K / best_cpu / 1e9;
+    free(a), free(b), free(c);
+    return 2.0 * M * N * K / best / 1e9;
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL, *dtype = "fp32";
+    int batch = 1, tokens = 100, runs = 1, threads = 0;
+    double seconds = 30.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "bench_engine: %s needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "--dtype")) dtype = v;
+        else if (!strcmp(a, "--batch")) batch = atoi(v);
+        else if (!strcmp(a, "--seconds")) seconds = atof(v);
+        else if (!strcmp(a, "--tokens")) tokens = atoi(v);
+        else if (!strcmp(a, "--runs")) runs = atoi(v);
+        else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else {
+            fprintf(stderr, "bench_engine: unknown option %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
+        fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--seconds S<=35] "
+                        "[--tokens N] [--runs R] [--threads N]\n");
+        return 2;
+    }
+    ct_asr_options o = ct_asr_default_options();
+    o.threads = threads;
+    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    double t_load = now();
+    ct_asr *asr;
+    if (ct_asr_open(model, &o, &asr) != CT_OK) {
+        fprintf(stderr, "bench_engine: %s\n", ct_last_error());
+        return 1;
+    }
+    t_load = now() - t_load;
+    double rss_after_load = peak_rss_gb();
+    const ct_asr_weights *w = ct_asr_model_weights(asr);
+    size_t n = (size_t)(seconds * 16000.0);
+    float **clips = malloc(sizeof(float *) * batch);
+    size_t *ns = malloc(sizeof(size_t) * batch);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int b = 0; b < batch; b++) {
+        clips[b] = malloc(sizeof(float) * n);
+        ns[b] = n;
+        for (size_t i = 0; i < n; i++) { /* white noise, deterministic */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            clips[b][i] = (float)((double)(x >> 40) / (double)(1u << 24) - 0.5) * 0.2f;
+        }
+    }
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = tokens;
+    rq.ignore_eos = 1;
+    double best_total = 1e30, mel = 0, enc = 0, dec = 0, enc_cpu = 0, dec_cpu = 0;
+    /* sgemm before and after the model run: the machine's load may change */
+    const int Te0 = ct_encoder_frames(1 + (int)(n / 160));
+    double gemm_cpu0, gemm0 = sgemm_gflops(batch * Te0, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu0);
+    size_t arena = 0;
+    for (int r = 0; r < runs; r++) {
+        ct_asr_result res;
+        if (ct_asr_transcribe(asr, (const float *const *)clips, ns, batch, &rq, &res) != CT_OK) {
+            fprintf(stderr, "bench_engine: %s\n", ct_last_error());
+            return 1;
+        }
+        for (int b = 0; b < batch; b++)
+            if (res.clips[b].n_tokens != tokens) {
+                fprintf(stderr, "bench_engine: row %d made %d tokens, not %d\n", b, res.clips[b].n_tokens, tokens);
+                return 1;
+            }
+        double total = res.seconds_mel + res.seconds_encoder + res.seconds_decoder;
+        if (total < best_total) {
+            best_total = total;
+            mel = res.seconds_mel, enc = res.seconds_encoder, dec = res.seconds_decoder;
+            enc_cpu = res.cpu_encoder, dec_cpu = res.cpu_decoder;
+        }
+        arena = res.arena_bytes;
+        ct_asr_result_free(&res);
+    }
+    int T = 1 + (int)(n / 160);
+    double flops = encoder_flops(&w->hp, batch, T, (int)(n / 160));
+    int Te = ct_encoder_frames(T);
+    double gemm_cpu1, gemm1 = sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu1);
+    double gemm = gemm0 > gemm1 ? gemm0 : gemm1, gemm_cpu = gemm_cpu0 > gemm_cpu1 ? gemm_cpu0 : gemm_cpu1;
+    double audio = seconds * batch;
+    printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
+           dtype, (double)w->bytes / 1e9, threads > 0 ? threads : omp_get_max_threads(), batch, seconds, tokens);
+    printf("load %.2f s; mel %.3f s, encoder %.3f s, decoder %.3f s, total %.3f s; RTFx %.2f\n", t_load, mel, enc, dec,
+           best_total, audio / best_total);
+    printf("encoder %.1f GFLOP at %.1f GFLOP/s; OpenBLAS sgemm (%d x %d x %d) %.1f GFLOP/s: encoder at %.0f%%\n",
+           flops / 1e9, flops / enc / 1e9, batch * Te, w->hp.enc_ff, w->hp.d_enc, gemm, 100.0 * flops / enc / 1e9 / gemm);
+    printf("sgemm before/after the run %.1f / %.1f GFLOP/s; per CPU-second: encoder %.1f, sgemm %.1f GFLOP "
+           "(encoder at %.0f%%; robust to other load); CPU s: encoder %.1f, decoder %.1f\n",
+           gemm0, gemm1, flops / enc_cpu / 1e9, gemm_cpu, 100.0 * flops / enc_cpu / 1e9 / gemm_cpu, enc_cpu, dec_cpu);
+    printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
+           arena / 1e6, peak_rss_gb(), rss_after_load);
+    printf("{\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
+           "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
+           "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f}\n",
+           dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
+           flops / enc_cpu / 1e9, gemm_cpu, peak_rss_gb());
+    for (int b = 0; b < batch; b++) free(clips[b]);
+    free(clips), free(ns);
+    ct_asr_free(asr);
+    return 0;
+}

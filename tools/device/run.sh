@@ -12,12 +12,12 @@
 #    then this engine: cuBLASLt GEMM rate, parity, the same benchmark, mixed
 #    lengths vs uniform through the scheduler, OOM and fatal-error injection;
 # 5. one summary table (tools/device/summarize.py). Logs under $OUT.
-# STAGES (default "tests tiny full"; "ab" adds the A/B variants) picks stages.
+# STAGES (default "tests fixture tiny full"; "ab" adds the A/B variants) picks stages.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
-STAGES=${STAGES:-tests tiny full}
+STAGES=${STAGES:-tests fixture tiny full}
 SAN="compute-sanitizer --tool memcheck --error-exitcode 9"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
@@ -30,6 +30,15 @@ if has tests; then
     $SAN --report-api-errors no --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
     echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
   grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$OUT/tests.log" | head -60
+fi
+if has fixture; then
+  echo "== $(( $(date +%s) - t0 ))s fixture parity (bf16 CUDA vs fp32 transformers, committed reference)"
+  H=$(python3 -c "import json; print(json.load(open('tests/fixtures/tiny-hf/config.json'))['num_attention_heads'])")
+  { build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H"; echo "fixture rc=$?"
+    $SAN --print-limit 4 build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" 2>&1 |
+      grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -40
+    echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$OUT/fixture.log" 2>&1
+  cat "$OUT/fixture.log" | head -30
 fi
 if has tiny; then
   echo "== $(( $(date +%s) - t0 ))s tiny model"

@@ -295,7 +295,11 @@ static ct_status load_all(loader *L, ct_cuda_asr *m) {
     d->dec_layers = count_layers(L, "transf_decoder._decoder.layers.%d.layer_norm_1.weight");
     CT_TRY(shape_of(L, "transf_decoder._decoder.layers.0.third_sub_layer.dense_in.weight", &w));
     d->dec_ff = (int)w.shape[0];
-    d->dec_heads = d->d_dec / 128 > 0 ? d->d_dec / 128 : 1; /* the checkpoint has no head count */
+    /* the tensors do not say how the decoder splits heads: the caller's
+     * config does; the released model (and its default) uses 128-wide heads */
+    if (d->dec_heads <= 0) d->dec_heads = d->d_dec / 128 > 0 ? d->d_dec / 128 : 1;
+    if (d->d_dec % d->dec_heads || (d->d_dec / d->dec_heads) % 8)
+        return ct_fail(CT_ERR_UNSUPPORTED, "weights: decoder width %d in %d heads", d->d_dec, d->dec_heads);
     if (d->enc_layers < 1 || d->dec_layers < 1 || d->d_enc % d->enc_heads || d->n_mels % 8 || d->d_enc > 2048 ||
         d->d_dec > 2048)
         return ct_fail(CT_ERR_FORMAT, "weights: unsupported model shape (enc %d×%d, dec %d×%d)", d->enc_layers,
@@ -497,10 +501,16 @@ extern "C" void ct_cuda_asr_free(ct_cuda_asr *m) {
 }
 
 extern "C" ct_status ct_cuda_asr_create(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, ct_cuda_asr **out) {
+    return ct_cuda_asr_create_heads(c, get, ctx, 0, out);
+}
+
+extern "C" ct_status ct_cuda_asr_create_heads(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, int dec_heads,
+                                              ct_cuda_asr **out) {
     *out = NULL;
     ct_cuda_asr *m = (ct_cuda_asr *)calloc(1, sizeof *m);
     if (!m) return ct_fail(CT_ERR_OOM, "model");
     m->c = c;
+    m->d.dec_heads = dec_heads;
     loader L = {c, get, ctx, &m->weight_bytes};
     ct_status s = load_all(&L, m);
     if (s != CT_OK) {

@@ -332,9 +332,9 @@ extern "C" ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok
 /* One block of 128 threads (4 warps) per (row, head); n keys of row stride ld
  * (keys at kv, values at kv + d), output o (Dh). Scores: each lane owns a
  * key and walks its row with 16-byte loads against q in shared memory (no
- * shuffles per key). Values: each warp takes every 4th key, each lane 4 (or
- * more) dimensions, then the warps' partial sums are added in shared memory.
- * Needs Dh % 8 == 0 and Dh ≤ 256; s holds n + 8 floats. */
+ * shuffles per key). Values: each warp takes every 4th key, each lane the
+ * dimensions lane, lane + 32, ..., then the warps' partial sums are added in
+ * shared memory. Needs Dh % 8 == 0 and Dh ≤ 256; s holds n + 8 floats. */
 __device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, int n, int d, int Dh,
                          float scale, float *s) {
     __shared__ float red[32];
@@ -372,20 +372,19 @@ __device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, siz
     if (threadIdx.x < 8) s[n + threadIdx.x] = 0.f; /* keep a vectorised tail read defined */
     __syncthreads();
     float inv = sum > 0.f ? 1.f / sum : 0.f;
-    /* values: lane covers dims [lane*per, lane*per + per), per = Dh/32 ≤ 8 */
-    int per = Dh / 32;
+    /* values: lane covers dims lane, lane + 32, ... (Dh ≤ 256): coalesced rows */
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const uint16_t *vb = kv + d + lane * per;
+    const uint16_t *vb = kv + d + lane;
     for (int j = warp; j < n; j += 4) {
         float p = s[j];
         const uint16_t *vr = vb + (size_t)j * ld;
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            if (k < per) acc[k] += p * ct_bf(vr[k]);
+            if (lane + 32 * k < Dh) acc[k] += p * ct_bf(vr[32 * k]);
     }
 #pragma unroll
     for (int k = 0; k < 8; k++)
-        if (k < per) part[warp][lane * per + k] = acc[k];
+        if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
     __syncthreads();
     for (int e = threadIdx.x; e < Dh; e += blockDim.x)
         o[e] = ct_to_bf((part[0][e] + part[1][e] + part[2][e] + part[3][e]) * inv);
@@ -408,7 +407,7 @@ __global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, co
 
 extern "C" ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache,
                                            const int *pos, int B, int S, int H, int Dh) {
-    if (Dh % 32 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
     k_dec_self<<<B * H, 128, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, S, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
@@ -424,7 +423,7 @@ __global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, 
 
 extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv,
                                             size_t ld, const int *len, int B, int T, int H, int Dh) {
-    if (Dh % 32 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
     if ((size_t)(T + 8) * 4 > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
     k_dec_cross<<<B * H, 128, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, T, H, Dh);
     LAUNCH_CHECK();

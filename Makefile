@@ -32,7 +32,7 @@ asan-test: asan
 	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 fuzz:
-	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCT_FUZZ=ON $(CMAKE_ARGS)
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCT_FUZZ=ON -DCT_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build build-fuzz -j $(JOBS)
 
 clean:

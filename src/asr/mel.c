@@ -233,7 +233,6 @@ size_t ct_mel__padded_len(const ct_mel *m, size_t n) {
 #define CT_CLONES
 #endif
 typedef float v8f __attribute__((vector_size(32)));
-typedef double v8d __attribute__((vector_size(64)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
 
 CT_CLONES ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, int dither, float *sig,
@@ -287,70 +286,20 @@ CT_CLONES ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, in
     return CT_OK;
 }
 
-/* Per-bin normalisation of rows [0, L) of feat (L, n_mels) in place:
- * mean over L, variance with divisor L - 1, (x - mean) / (std + 1e-5). The
- * sums run in double; mean and std are rounded to float like the reference's.
- * acc: (2 * n_mels) doubles of scratch, 64-byte aligned. */
-CT_CLONES void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc) {
-    double *sum = acc, *sq = acc + n_mels;
-    const size_t nm = (size_t)n_mels;
-    const size_t nv = n_mels % 8 == 0 ? nm / 8 : 0; /* 8-wide blocks, else scalar */
-    v8d *sv = (v8d *)sum, *qv = (v8d *)sq;
-    for (size_t j = 0; j < nm; j++) sum[j] = sq[j] = 0.0;
-    for (size_t t = 0; t < L; t++) {
-        const float *r = feat + t * nm;
-        for (size_t v = 0; v < nv; v++) {
-            v8f x;
-            memcpy(&x, r + 8 * v, 32);
-            sv[v] += __builtin_convertvector(x, v8d);
-        }
-        for (size_t j = 8 * nv; j < nm; j++) sum[j] += r[j];
-    }
-    for (size_t j = 0; j < nm; j++) sum[j] = (double)(float)(sum[j] / (double)L);
-    for (size_t t = 0; t < L; t++) {
-        const float *r = feat + t * nm;
-        for (size_t v = 0; v < nv; v++) {
-            v8f x;
-            memcpy(&x, r + 8 * v, 32);
-            v8d d = __builtin_convertvector(x, v8d) - sv[v];
-            qv[v] += d * d;
-        }
-        for (size_t j = 8 * nv; j < nm; j++) {
-            double d = (double)r[j] - sum[j];
-            sq[j] += d * d;
-        }
-    }
-    float mean[CT_MEL_MAX_MELS] __attribute__((aligned(32))), den[CT_MEL_MAX_MELS] __attribute__((aligned(32)));
-    for (size_t j = 0; j < nm; j++) {
-        mean[j] = (float)sum[j];
-        den[j] = sqrtf((float)(sq[j] / (double)(L - 1))) + 1e-5f;
-    }
-    for (size_t t = 0; t < L; t++) {
-        float *r = feat + t * nm;
-        for (size_t v = 0; v < nv; v++) {
-            v8f x, mu, dn;
-            memcpy(&x, r + 8 * v, 32);
-            memcpy(&mu, mean + 8 * v, 32);
-            memcpy(&dn, den + 8 * v, 32);
-            x = (x - mu) / dn;
-            memcpy(r + 8 * v, &x, 32);
-        }
-        for (size_t j = 8 * nv; j < nm; j++) r[j] = (r[j] - mean[j]) / den[j];
-    }
-}
-
-/* 1 when every sample is finite: an exponent field of all ones is Inf/NaN. */
+/* 1 when every sample is finite and |x| < 2^50: an exponent field of all
+ * ones is Inf/NaN, and below 2^50 no power or mel sum can overflow float32
+ * (|X| <= 2 * 400 * 2^50 < 2^60, so |X|^2 < 2^120), so features stay finite. */
 CT_CLONES static int all_finite(const float *x, size_t n) {
     v8u acc = {0};
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         v8u u;
         memcpy(&u, x + i, 32);
-        acc |= (v8u)((u & 0x7f800000u) == 0x7f800000u);
+        acc |= (v8u)((u & 0x7f800000u) >= ((127u + 50u) << 23));
     }
     uint32_t bad = 0;
     for (int k = 0; k < 8; k++) bad |= acc[k];
-    for (; i < n; i++) bad |= !isfinite(x[i]);
+    for (; i < n; i++) bad |= !(fabsf(x[i]) < 0x1p50f);
     return bad == 0;
 }
 
@@ -361,9 +310,10 @@ static ct_status check_clip(const ct_mel *m, const float *x, size_t n, int b) {
                        "(split long audio first)",
                        b, n, (double)n / m->o.sample_rate, m->o.max_clip_s);
     if (n > 0 && !x) return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d is NULL", b);
-    /* A NaN or Inf sample would turn its whole row into NaN; refuse it. */
+    /* A NaN or Inf sample (or one so large that the power overflows) would
+     * turn its whole row into NaN; refuse it. */
     if (n > 0 && !all_finite(x, n))
-        return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite", b);
+        return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has a sample that is not finite (or beyond +-2^50)", b);
     return CT_OK;
 }
 
@@ -401,9 +351,8 @@ ct_status ct_mel_compute_reference(ct_mel *m, const float *clip, size_t n, int d
     float *sig = malloc(sizeof(float) * len);
     float *fr = malloc(sizeof(float) * (size_t)nfft);
     float *pw = malloc(sizeof(float) * (size_t)nb);
-    double *acc = aligned_alloc(64, (sizeof(double) * 2 * (size_t)nm + 63) / 64 * 64);
     ct_status st = CT_OK;
-    if (!sig || !fr || !pw || !acc) {
+    if (!sig || !fr || !pw) {
         st = ct_fail(CT_ERR_OOM, "mel: out of memory");
         goto done;
     }
@@ -430,11 +379,10 @@ ct_status ct_mel_compute_reference(ct_mel *m, const float *clip, size_t n, int d
             out[t * (size_t)nm + j] = (float)log((double)g);
         }
     }
-    ct_mel__normalize(out, L, nm, acc);
+    if (ct_mel__normalize_plain(out, L, ct_mel_frames(m, n), nm) != 0) st = ct_fail(CT_ERR_OOM, "mel: out of memory");
 done:
     free(sig);
     free(fr);
     free(pw);
-    free(acc);
     return st;
 }

@@ -20,14 +20,23 @@
  * output is (B, T, 128). Ours is the same: out[(b * T_max + t) * 128 + m] is
  * input_features[b, t, m]. A batch pads every row to T_max frames (the
  * reference pads the audio to the longest clip, which gives T = 1 + maxN/160;
- * a larger T_max only adds zero frames). Each row is normalised on its own L,
- * so a row's features do not depend on the other rows of the batch.
+ * a larger T_max only adds zero frames). Each row is normalised on its own L;
+ * other rows matter only through the rounding noted below.
  *
  * Differences from the reference, on purpose: a clip with L < 2 valid frames
  * (N < 320 samples) is NaN in the reference (0/0 in the mean or variance);
- * here its row is all zeros. Samples that are not finite are refused.
+ * here its row is all zeros. Samples that are not finite, or so large
+ * (|x| >= 2^50) that the power spectrum would overflow, are refused.
  * Clips longer than max_clip_s (35 s: the reference splits longer audio
- * first, see asr/chunk.h) are refused with CT_ERR_LIMIT.
+ * first, see asr/chunk.h) are refused with CT_ERR_LIMIT. The STFT runs in
+ * double, not in torch's float32 FFT (MKL), whose rounding noise reaches
+ * ~1e-4 in the quietest bins of pure tones (docs/TESTING.md, mel).
+ *
+ * Normalisation repeats the reference's float32 arithmetic, sums in torch's
+ * order included (asr/mel_norm.c). That order runs over the batch's padded
+ * length (1 + longest/160), so a row's rounding depends on the longest clip
+ * of its batch, as in the reference; this matters where a bin is constant
+ * (digital silence without dither: values near -0.16 or -0.28, not 0).
  */
 #ifndef CT_ASR_MEL_H
 #define CT_ASR_MEL_H
@@ -52,7 +61,8 @@ typedef struct ct_mel ct_mel;
 
 ct_mel_options ct_mel_default_options(void);
 
-/* Precomputes window, filterbank and FFT tables. */
+/* Precomputes window, filterbank and FFT tables. A ct_mel is read-only
+ * afterwards: several threads may compute with one at the same time. */
 ct_status ct_mel_create(const ct_mel_options *opts, ct_mel **out);
 void ct_mel_free(ct_mel *mel);
 

@@ -59,6 +59,30 @@
 #undef KSQRT
 #endif
 
+/* Which kernel runs: the widest the CPU has, unless a test asked for a
+ * narrower one (ct_mel__set_isa). */
+static int isa_forced = -1;
+
+static int cpu_isa(void) {
+#ifdef CT_MEL_X86
+    static int isa = -1;
+    if (isa < 0) {
+        __builtin_cpu_init();
+        isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return isa;
+#else
+    return 0;
+#endif
+}
+
+int ct_mel__isa(void) {
+    int have = cpu_isa();
+    return isa_forced >= 0 && isa_forced < have ? isa_forced : have;
+}
+
+void ct_mel__set_isa(int isa) { isa_forced = isa; }
+
 typedef void (*kernel_fn)(const ct_mel *, const float *, int, float *, void *, void *, void *);
 
 /* Frames t0 .. t0 + nfr - 1 (nfr <= CT_MEL_VW) through the widest kernel the
@@ -70,11 +94,7 @@ static void frames_group(const ct_mel *m, const float *sig, int nfr, float *out,
     int lanes = 4;
     kernel_fn run = frames_base;
 #ifdef CT_MEL_X86
-    static int isa = -1;
-    if (isa < 0) {
-        __builtin_cpu_init();
-        isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
+    int isa = ct_mel__isa();
     if (isa == 2) {
         lanes = 8;
         run = frames_avx512;
@@ -157,17 +177,16 @@ ct_status ct_mel__run_batch(ct_mel *m, const float *const *clips, const size_t *
         free(scratch);
     }
 
-    /* 3. per-row normalisation over its own valid frames */
-#pragma omp parallel num_threads(nt)
-    {
-        double *acc = aligned_alloc(64, (sizeof(double) * 2 * (size_t)nm + 63) / 64 * 64);
-#pragma omp for schedule(dynamic, 1)
-        for (int b = 0; b < batch; b++) {
-            size_t L = ct_mel_valid_frames(m, n[b]);
-            if (L >= 2 && acc) ct_mel__normalize(out + (size_t)b * row, L, nm, acc);
-        }
-        if (!acc) failed |= 1;
-        free(acc);
+    /* 3. per-row normalisation over its own valid frames, with the sums
+     * ordered as the reference orders them for a batch padded to the
+     * longest clip */
+    size_t T_ref = 0;
+    for (int b = 0; b < batch; b++)
+        if (ct_mel_frames(m, n[b]) > T_ref) T_ref = ct_mel_frames(m, n[b]);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(| : failed)
+    for (int b = 0; b < batch; b++) {
+        size_t L = ct_mel_valid_frames(m, n[b]);
+        if (L >= 2 && ct_mel__normalize(out + (size_t)b * row, L, T_ref, nm) != 0) failed |= 1;
     }
     free(off);
     free(sig);

@@ -36,8 +36,17 @@ size_t ct_mel__padded_len(const ct_mel *m, size_t n);
 ct_status ct_mel__signal(const ct_mel *m, const float *x, size_t n, int dither, float *sig,
                          size_t sig_len, int scalar_rng);
 
-/* Normalise rows [0, L) of feat (L, n_mels) in place; acc is scratch (2 * n_mels). */
-void ct_mel__normalize(float *feat, size_t L, int n_mels, double *acc);
+/* Normalise rows [0, L) of feat (L, n_mels) in place as the reference does
+ * for a batch padded to T frames (mel_norm.c). 0, or -1 when out of memory. */
+int ct_mel__normalize(float *feat, size_t L, size_t T, int n_mels);
+/* The same one column at a time (the plain reference; identical bits). */
+int ct_mel__normalize_plain(float *feat, size_t L, size_t T, int n_mels);
+
+/* The kernel in use: 2 AVX-512, 1 AVX2, 0 baseline. Tests may force a
+ * narrower one than the CPU has (-1 restores the default); not thread-safe,
+ * tests only. */
+int ct_mel__isa(void);
+void ct_mel__set_isa(int isa);
 
 /* The fast batch path (mel_fast.c); arguments already checked. */
 ct_status ct_mel__run_batch(ct_mel *m, const float *const *clips, const size_t *n, int batch,

@@ -202,8 +202,7 @@ static ct_status run_backends(ct_audio_input *in, const ct_audio_options *opts,
             cannot_open = 0;
             s = ct_audio_sndfile_decode(in, &job, a, &cannot_open);
             if (s == CT_OK) {
-                snprintf(a->fallback_reason, sizeof a->fallback_reason,
-                         "FFmpeg could not open the file: %s", ff);
+                snprintf(a->fallback_reason, sizeof a->fallback_reason, "%s", ff);
             } else if (cannot_open && s != CT_ERR_ABORTED && s != CT_ERR_OOM) {
                 char sf[512];
                 snprintf(sf, sizeof sf, "%s", cause_of(ct_last_error(), in->name));

@@ -6,7 +6,9 @@
  * decoded, its channels are averaged with equal weights, and the result is
  * resampled to 16 kHz. Decoded PCM is bounded by a memory cap before and
  * while decoding; NaN/Inf samples, empty, truncated, corrupt and non-audio
- * inputs fail with a message naming the file and the cause. The module never
+ * inputs fail with a message naming the file and the cause (a few damaged
+ * packets, at most 1 %, are skipped with a warning; their samples are
+ * dropped, not filled with silence). The module never
  * prints: FFmpeg's own log lines go to ct_log at debug level.
  *
  * Thread-safety: any number of decodes/probes may run at once in different
@@ -101,5 +103,11 @@ ct_status ct_audio_decode_memory(const void *data, size_t size, const char *name
 ct_status ct_audio_probe(const char *path, ct_audio_info *info);
 
 void ct_audio_free(ct_audio *a);
+
+/* One line on each backend's libraries (for the doctor and provenance):
+ * "libavformat 59.27.100, libavcodec 59.37.100, libswresample 4.7.100" and
+ * "libsndfile-1.2.0, libsamplerate 0.2.2". Returns buf. */
+const char *ct_audio_ffmpeg_describe(char *buf, size_t cap);
+const char *ct_audio_sndfile_describe(char *buf, size_t cap);
 
 #endif

@@ -83,6 +83,7 @@ typedef struct ff {
     int scratch_cap;
     double src_seconds; /* decoded source duration */
     long packets, bad_packets;
+    int last_bad; /* the most recent packet (or the EOF flush) failed */
     double first_bad_at;
     char first_bad[160];
 } ff;
@@ -390,40 +391,57 @@ static ct_status ff_decode_all(ff *s, ct_audio *out, int *cannot_open) {
             continue;
         }
         s->packets++;
+        long bad_before = s->bad_packets;
+        /* EAGAIN: the decoder wants its output taken before it accepts this
+         * packet; take it and offer the packet again (a decoder that keeps
+         * refusing after that counts the packet as bad). */
         r = avcodec_send_packet(s->dec, s->pkt);
+        for (int tries = 0; r == AVERROR(EAGAIN) && tries < 8; tries++) {
+            CT_TRY(ff_receive(s));
+            r = avcodec_send_packet(s->dec, s->pkt);
+        }
         av_packet_unref(s->pkt);
         if (r == AVERROR(ENOMEM)) return ct_fail(CT_ERR_OOM, "%s: out of memory decoding", s->in->name);
-        if (r < 0 && r != AVERROR(EAGAIN)) note_bad(s, r);
+        if (r < 0) note_bad(s, r);
         CT_TRY(ff_receive(s));
+        s->last_bad = s->bad_packets > bad_before;
     }
     /* EOF: flush the decoder (codecs with delay hold frames back), then the
      * resampler. */
+    long bad_before = s->bad_packets;
     r = avcodec_send_packet(s->dec, NULL);
     if (r < 0 && r != AVERROR_EOF) note_bad(s, r);
     CT_TRY(ff_receive(s));
+    if (s->bad_packets > bad_before) s->last_bad = 1;
     CT_TRY(ff_swr_drain(s));
 
     const char *name = s->in->name, *cname = avcodec_get_name(st->codecpar->codec_id);
-    /* Isolated bad packets (a damaged frame in a long recording) are
-     * skipped, as players do; more than 1 % of them means the stream is not
-     * what it claims to be. */
+    if (s->job->n == 0 && s->bad_packets > 0)
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: corrupt %s audio: no samples decoded, %ld of %ld packets failed (first: %s)",
+                       name, cname, s->bad_packets, s->packets, s->first_bad);
     if (s->job->n == 0)
         return ct_fail(CT_ERR_FORMAT, "%s: no audio samples (the %s stream %s)", name, cname,
                        s->packets ? "decodes to nothing" : "has no packets");
-    /* Truncation first: a cut-off file often also ends in a damaged packet,
-     * and "truncated" is the better explanation. */
-    if (!estimated && ct_audio_is_truncated(declared, s->src_seconds))
-        return ct_fail(CT_ERR_FORMAT,
-                       "%s: truncated: the container declares %.3f s of audio but the stream ends "
-                       "after %.3f s",
-                       name, declared, s->src_seconds);
     /* Isolated bad packets (a damaged frame in a long recording) are
      * skipped, as players do; more than 1 % of them means the stream is not
-     * what it claims to be. */
-    if (s->bad_packets > 0 && s->bad_packets * 100 > s->packets)
+     * what it claims to be. A bad last packet is what a cut-off file ends
+     * in, so it does not count as damage when the file also comes up short
+     * of its declared length: that file is reported as truncated. */
+    int is_short = !estimated && ct_audio_is_truncated(declared, s->src_seconds);
+    long bad_mid = s->bad_packets - (is_short && s->last_bad ? 1 : 0);
+    if (bad_mid > 0 && bad_mid * 100 > s->packets)
         return ct_fail(CT_ERR_FORMAT,
-                       "%s: corrupt %s audio: %ld of %ld packets failed to decode (first at %.3f s: %s)",
-                       name, cname, s->bad_packets, s->packets, s->first_bad_at, s->first_bad);
+                       "%s: corrupt %s audio: %ld of %ld packets failed to decode (first at %.3f s: "
+                       "%s); %.3f s of audio decoded",
+                       name, cname, s->bad_packets, s->packets, s->first_bad_at, s->first_bad,
+                       s->src_seconds);
+    if (is_short)
+        return ct_fail(CT_ERR_FORMAT,
+                       "%s: %s: the container declares %.3f s of audio but only %.3f s decode",
+                       name, s->last_bad ? "truncated (its last packet is cut off)"
+                                         : "truncated or damaged",
+                       declared, s->src_seconds);
     if (s->bad_packets > 0)
         CT_LOGW("%s: skipped %ld damaged %s packet(s) of %ld (first at %.3f s: %s)", name,
                 s->bad_packets, cname, s->packets, s->first_bad_at, s->first_bad);
@@ -443,4 +461,17 @@ ct_status ct_audio_ffmpeg_decode(ct_audio_input *in, ct_audio_job *job, ct_audio
     ct_status st = ff_decode_all(&s, out, cannot_open);
     ff_close(&s);
     return st;
+}
+
+static void ver(char *buf, size_t cap, const char *name, unsigned v) {
+    snprintf(buf, cap, "%s %u.%u.%u", name, v >> 16, (v >> 8) & 0xFF, v & 0xFF);
+}
+
+const char *ct_audio_ffmpeg_describe(char *buf, size_t cap) {
+    char a[48], b[48], c[48];
+    ver(a, sizeof a, "libavformat", avformat_version());
+    ver(b, sizeof b, "libavcodec", avcodec_version());
+    ver(c, sizeof c, "libswresample", swresample_version());
+    snprintf(buf, cap, "%s, %s, %s", a, b, c);
+    return buf;
 }

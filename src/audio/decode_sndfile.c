@@ -257,3 +257,11 @@ ct_status ct_audio_sndfile_decode(ct_audio_input *in, ct_audio_job *job, ct_audi
     free(d.out);
     return s;
 }
+
+const char *ct_audio_sndfile_describe(char *buf, size_t cap) {
+    /* libsamplerate's version string reads "libsamplerate-0.2.2 (c) ..." */
+    const char *src = src_get_version();
+    size_t n = strcspn(src, " ");
+    snprintf(buf, cap, "%s, %.*s", sf_version_string(), (int)n, src);
+    return buf;
+}

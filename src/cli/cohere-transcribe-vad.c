@@ -3,13 +3,16 @@
  *   {"duration": s, "probabilities": [...], "speech_spans": [[s, e], ...],
  *    "segments": [[s, e], ...]}
  * ("probabilities": one per 512-sample frame, the last partial frame
- * zero-padded; Silero mode only). Numbers are printed in their shortest
+ * zero-padded; Silero mode only). The audio is decoded by src/audio (any
+ * format). Numbers are printed in their shortest
  * round-trip form (probabilities as binary32, times as binary64).
  *
  * Usage: cohere-transcribe-vad --mode silero|auditok|none [--weights
  *   silero_vad.onnx] [--vad-threshold P] [--min-silence-ms MS]
  *   [--speech-pad-ms MS] [--min-dur S] [--max-dur S] [--max-silence S]
  *   [--energy-threshold DB] [--vad-merge] AUDIO
+ * --weights: a file, a folder holding silero_vad.onnx or a Hub repo id;
+ * default $CT_VAD_WEIGHTS, then $CT_SILERO_VAD.
  * Exit status: 0 success, 1 the file or weights failed, 2 bad arguments.
  */
 #include <errno.h>
@@ -19,18 +22,12 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "model/hub.h"
+#include "model/resolve.h"
 #include "vad/silero.h"
 #include "vad/vad.h"
 
-#if defined(__has_include)
-#if __has_include("audio/audio.h")
 #include "audio/audio.h"
-#define HAVE_CT_AUDIO 1
-#endif
-#endif
-#ifndef HAVE_CT_AUDIO
-#include <sndfile.h>
-#endif
 
 static const char *USAGE =
     "usage: cohere-transcribe-vad --mode silero|auditok|none [--weights silero_vad.onnx]\n"
@@ -55,9 +52,9 @@ static int parse_number(const char *s, double *out) {
     return 1;
 }
 
-/* Decoded mono 16 kHz float samples of path. */
+/* Decoded mono 16 kHz float samples of path (any format FFmpeg reads;
+ * libsndfile as the fallback), as the product decodes it. */
 static ct_status read_audio(const char *path, float **samples, size_t *n) {
-#ifdef HAVE_CT_AUDIO
     ct_audio *a;
     CT_TRY(ct_audio_decode(path, NULL, &a));
     *samples = a->samples;
@@ -65,41 +62,6 @@ static ct_status read_audio(const char *path, float **samples, size_t *n) {
     a->samples = NULL;
     ct_audio_free(a);
     return CT_OK;
-#else
-    /* Until the audio module lands: libsndfile, 16 kHz files only. */
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f) return ct_fail(CT_ERR_FORMAT, "%s: cannot decode: %s", path, sf_strerror(NULL));
-    if (info.samplerate != 16000 || info.channels < 1 || info.frames < 0) {
-        sf_close(f);
-        return ct_fail(CT_ERR_UNSUPPORTED, "%s: %d Hz audio (this build reads 16 kHz only)", path, info.samplerate);
-    }
-    size_t frames = (size_t)info.frames, ch = (size_t)info.channels;
-    float *buf = malloc((frames ? frames : 1) * ch * sizeof(float));
-    float *mono = malloc((frames ? frames : 1) * sizeof(float));
-    if (!buf || !mono) {
-        free(buf);
-        free(mono);
-        sf_close(f);
-        return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
-    }
-    sf_count_t got = sf_readf_float(f, buf, info.frames);
-    sf_close(f);
-    for (sf_count_t i = 0; i < got; i++) {
-        double acc = 0;
-        for (size_t c = 0; c < ch; c++) acc += buf[(size_t)i * ch + c];
-        mono[i] = (float)(acc / (double)ch);
-        if (!isfinite(mono[i])) {
-            free(buf);
-            free(mono);
-            return ct_fail(CT_ERR_FORMAT, "%s: non-finite sample at %lld", path, (long long)i);
-        }
-    }
-    free(buf);
-    *samples = mono;
-    *n = (size_t)got;
-    return CT_OK;
-#endif
 }
 
 /* Shortest decimal that reads back as the same value (maxp 17 for doubles,
@@ -193,18 +155,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-vad: error: %s\n", ct_last_error());
         return 2;
     }
-    if (o.mode == CT_VAD_SILERO && !weights) weights = getenv("CT_SILERO_VAD");
-    if (o.mode == CT_VAD_SILERO && !weights)
-        return usage_error("%s", "--mode silero needs --weights silero_vad.onnx (or CT_SILERO_VAD)");
+    if (o.mode == CT_VAD_SILERO && !weights && !getenv(CT_SILERO_WEIGHTS_ENV) && !getenv(CT_SILERO_WEIGHTS_ENV_ALT))
+        return usage_error("%s", "--mode silero needs --weights silero_vad.onnx (or $" CT_SILERO_WEIGHTS_ENV ")");
 
+    /* --weights: a file, a folder holding silero_vad.onnx or a Hub repo id,
+     * resolved and checksummed (v6.2 only) as the product does. */
     ct_silero *model = NULL;
-    if (o.mode == CT_VAD_SILERO && ct_silero_load(weights, &model) != CT_OK) {
-        fprintf(stderr, "cohere-transcribe-vad: %s\n", ct_last_error());
-        return 1;
+    if (o.mode == CT_VAD_SILERO) {
+        ct_hub_options ho;
+        ct_hub_default_options(&ho);
+        char *wpath = NULL;
+        if (ct_vad_weights_resolve(weights, &ho, &wpath) != CT_OK || ct_silero_load(wpath, &model) != CT_OK) {
+            fprintf(stderr, "cohere-transcribe-vad: %s\n", ct_last_error());
+            free(wpath);
+            return 1;
+        }
+        free(wpath);
     }
-    if (model && !ct_silero_is_v62(model))
-        fprintf(stderr, "cohere-transcribe-vad: warning: %s has sha256 %s, not the v6.2 release (%.8s...)\n",
-                weights, ct_silero_sha256(model), CT_SILERO_SHA256_V62);
     float *audio = NULL;
     size_t n = 0;
     ct_vad_result r;

@@ -30,7 +30,8 @@ void ct_checkpoint_free(ct_checkpoint *ck);
 /* Complete config: after open, no size field is -1 (ids may be). */
 const ct_model_config *ct_checkpoint_config(const ct_checkpoint *ck);
 
-/* The directory the model came from (where tokenizer.json lives). */
+/* The directory the model came from (where tokenizer.json lives); for a
+ * GGUF, the file's path (its vocabulary: ct_convert_gguf_tokenizer). */
 const char *ct_checkpoint_dir(const ct_checkpoint *ck);
 
 /* Tensor by normalised name, NULL if absent. */

@@ -228,6 +228,19 @@ static ct_status parse_nemo(json_t *root, const char *label, ct_model_config *c)
     static const char *const relu[] = {"relu"};
     CT_TRY(expect_str(dec, "hidden_act", label, D, relu, 1, CT_ERR_UNSUPPORTED));
     CT_TRY(get_size(root, "vocab_size", label, "", &c->vocab_size, -1));
+    /* the vocabulary is also stated by the decoder and the head: all must agree */
+    json_t *head;
+    CT_TRY(get_obj(root, "head", label, "", &head));
+    int dv, hv;
+    CT_TRY(get_size(dec, "vocab_size", label, D, &dv, -1));
+    CT_TRY(get_size(head, "num_classes", label, "head.", &hv, -1));
+    const int vs[3] = {c->vocab_size, dv, hv};
+    const char *vn[3] = {"vocab_size", "transf_decoder.config_dict.vocab_size", "head.num_classes"};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (vs[i] > 0 && vs[j] > 0 && vs[i] != vs[j])
+                return ct_fail(CT_ERR_FORMAT, "%s: %s %d != %s %d", label, vn[i], vs[i], vn[j], vs[j]);
+    if (c->vocab_size < 0) c->vocab_size = dv > 0 ? dv : hv;
 
     json_t *langs = json_object_get(root, "supported_languages");
     if (langs && !json_is_null(langs)) {

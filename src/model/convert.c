@@ -266,7 +266,7 @@ ct_status ct_convert_to_gguf(const char *dir, const char *out, int dtype) {
 
 /* ---- GGUF → safetensors directory --------------------------------------- */
 
-static ct_status write_tokenizer_from_gguf(const char *gguf, const char *outdir) {
+ct_status ct_convert_gguf_tokenizer(const char *gguf, const char *path) {
     ct_gguf *g;
     CT_TRY(ct_gguf_open(gguf, &g));
     const ct_gguf_value *tok = ct_gguf_find(g, "tokenizer.ggml.tokens");
@@ -274,9 +274,8 @@ static ct_status write_tokenizer_from_gguf(const char *gguf, const char *outdir)
     const ct_gguf_value *ty = ct_gguf_find(g, "tokenizer.ggml.token_type");
     ct_status s = CT_OK;
     if (!tok || tok->type != CT_GGUF_ARRAY || tok->arr.elem != CT_GGUF_STRING) {
-        ct_log(CT_LOG_WARN, "%s: no tokenizer.ggml.tokens: no tokenizer.json written", gguf);
         ct_gguf_free(g);
-        return CT_OK;
+        return ct_fail(CT_ERR_NOT_FOUND, "%s: no tokenizer.ggml.tokens string array", gguf);
     }
     int n = (int)tok->arr.n;
     const char **pieces = calloc((size_t)n + 1, sizeof *pieces);
@@ -290,9 +289,7 @@ static ct_status write_tokenizer_from_gguf(const char *gguf, const char *outdir)
         if (ty && ty->type == CT_GGUF_ARRAY && ty->arr.raw && (uint64_t)i < ty->arr.n)
             special[i] = ct_gguf_array_num(ty, (uint64_t)i) == 3;
     }
-    char p[PATH_MAX];
-    if (s == CT_OK) s = ct_path_join(p, sizeof p, outdir, "tokenizer.json");
-    if (s == CT_OK) s = ct_tokjson_write(p, pieces, scores, special, n);
+    if (s == CT_OK) s = ct_tokjson_write(path, pieces, scores, special, n);
     free(pieces);
     free(scores);
     free(special);
@@ -317,7 +314,14 @@ ct_status ct_convert_from_gguf(const char *gguf, const char *outdir, int dtype) 
     ct_st_writer_free(w);
     const char *dn = dtype == CT_DTYPE_F32 ? "float32" : dtype == CT_DTYPE_BF16 ? "bfloat16" : "float16";
     if (s == CT_OK) s = ct_config_write_transformers(ct_checkpoint_config(ck), dn, outdir);
-    if (s == CT_OK) s = write_tokenizer_from_gguf(gguf, outdir);
+    if (s == CT_OK) {
+        s = ct_path_join(p, sizeof p, outdir, "tokenizer.json");
+        if (s == CT_OK) s = ct_convert_gguf_tokenizer(gguf, p);
+        if (s == CT_ERR_NOT_FOUND) {
+            ct_log(CT_LOG_WARN, "%s: no vocabulary in the GGUF: no tokenizer.json written", gguf);
+            s = CT_OK;
+        }
+    }
     ct_checkpoint_free(ck);
     return s;
 }

@@ -22,4 +22,9 @@ ct_status ct_convert_to_gguf(const char *dir, const char *out, int dtype);
  * tokens). dtype: a float dtype, or keep: the token embedding's dtype. */
 ct_status ct_convert_from_gguf(const char *gguf, const char *outdir, int dtype);
 
+/* Write the vocabulary a GGUF carries (tokenizer.ggml.tokens/scores/
+ * token_type) as a tokenizer.json at path, for the tokenizer module.
+ * CT_ERR_NOT_FOUND when the GGUF has no token list. */
+ct_status ct_convert_gguf_tokenizer(const char *gguf, const char *path);
+
 #endif

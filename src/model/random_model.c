@@ -147,7 +147,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         for (int i = 1; i <= 2; i++) {
             CT_TRY(add(l, WT(d, 1), 2, ff, d, 0, 0, "%s%d.feed_forward%d.linear1.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, ff, 0, 0, 0, "%s%d.feed_forward%d.linear1.bias", p, L, i));
-            CT_TRY(add(l, WT(ff, 2), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i)); /* after SiLU */
+            CT_TRY(add(l, WT(ff, 1), 2, d, ff, 0, 0, "%s%d.feed_forward%d.linear2.weight", p, L, i));
             CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.feed_forward%d.linear2.bias", p, L, i));
         }
         for (int i = 0; i < 4; i++) {
@@ -166,7 +166,7 @@ static ct_status build_specs(const ct_random_model_opts *o, spec_list *l) {
         CT_TRY(add(l, I_SMALL, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_mean", p, L));
         CT_TRY(add(l, I_VAR, 0, 1, d, 0, 0, 0, "%s%d.conv.batch_norm.running_var", p, L));
         CT_TRY(add(l, I_COUNTER, 0, 0, 0, 0, 0, 0, "%s%d.conv.batch_norm.num_batches_tracked", p, L));
-        CT_TRY(add(l, WT(d, 2), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L)); /* after SiLU */
+        CT_TRY(add(l, WT(d, 1), 3, d, d, 1, 0, "%s%d.conv.pointwise_conv2.weight", p, L));
         CT_TRY(add(l, I_BIAS, 0, 1, d, 0, 0, 0, "%s%d.conv.pointwise_conv2.bias", p, L));
     }
     CT_TRY(add(l, WT(d, 1), 2, dd, d, 0, 0, "encoder_decoder_proj.weight"));
@@ -207,21 +207,31 @@ static int64_t spec_numel(const spec *s) {
     return n;
 }
 
+/* Values come in blocks of FILL_BLOCK, each from its own stream seeded by
+ * (seed, name, block): the result does not depend on the thread count. */
+#define FILL_BLOCK ((int64_t)1 << 16)
+
 static void fill(const spec *s, uint64_t seed, float scale, float *out, int64_t n) {
-    rng r;
-    rng_seed(&r, seed, s->name);
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        switch (s->kind) {
-        case I_WEIGHT: v = s->std * rng_normal(&r); break;
-        case I_BIAS: v = 0.02 * rng_normal(&r); break;
-        case I_NORM: v = 0.8 + 0.4 * rng_uniform(&r); break;
-        case I_SMALL: v = 0.1 * rng_normal(&r); break;
-        case I_VAR: v = 0.5 + 1.5 * rng_uniform(&r); break;
-        case I_EMB: v = rng_normal(&r); break;
-        default: v = 0; break;
+    int64_t nb = (n + FILL_BLOCK - 1) / FILL_BLOCK;
+    /* small tensors stay on this thread: a parallel region costs more */
+#pragma omp parallel for schedule(static) if (nb > 1)
+    for (int64_t b = 0; b < nb; b++) {
+        rng r;
+        rng_seed(&r, seed + 0x9e3779b97f4a7c15ull * (uint64_t)b, s->name);
+        int64_t end = (b + 1) * FILL_BLOCK < n ? (b + 1) * FILL_BLOCK : n;
+        for (int64_t i = b * FILL_BLOCK; i < end; i++) {
+            double v;
+            switch (s->kind) {
+            case I_WEIGHT: v = s->std * rng_normal(&r); break;
+            case I_BIAS: v = 0.02 * rng_normal(&r); break;
+            case I_NORM: v = 0.8 + 0.4 * rng_uniform(&r); break;
+            case I_SMALL: v = 0.1 * rng_normal(&r); break;
+            case I_VAR: v = 0.5 + 1.5 * rng_uniform(&r); break;
+            case I_EMB: v = rng_normal(&r); break;
+            default: v = 0; break;
+            }
+            out[i] = (float)v * scale;
         }
-        out[i] = (float)v * scale;
     }
 }
 
@@ -337,7 +347,11 @@ static void opts_to_config(const ct_random_model_opts *o, ct_model_config *c) {
     c->subsampling_channels = o->subsampling_channels, c->enc_max_positions = 5000, c->enc_scale_input = 0;
     c->dec_layers = o->dec_layers, c->dec_d_model = o->dec_d_model, c->dec_heads = o->dec_heads;
     c->dec_ff = o->dec_ff, c->dec_max_positions = o->dec_max_positions, c->vocab_size = o->vocab_size;
-    c->pad_id = 2, c->eos_id = 3, c->bos_id = 4, c->decoder_start_id = space_id();
+    /* without a tokenizer the vocabulary may be tiny: leave out ids it lacks */
+    c->pad_id = 2 < o->vocab_size ? 2 : -1;
+    c->eos_id = 3 < o->vocab_size ? 3 : -1;
+    c->bos_id = 4 < o->vocab_size ? 4 : -1;
+    c->decoder_start_id = space_id() < o->vocab_size ? space_id() : -1;
     c->max_audio_clip_s = -1, c->overlap_chunk_s = -1;
 }
 
@@ -510,13 +524,16 @@ ct_status ct_random_model_write(const ct_random_model_opts *o, const char *dir) 
         }
         float scale = strcmp(sp->name, "log_softmax.mlp.layer0.weight") == 0 ? o->head_scale : 1.0f;
         fill(sp, o->seed, scale, buf, n);
-        if (o->bf16_exact)
+        if (o->bf16_exact) {
+#pragma omp parallel for schedule(static) if (n > FILL_BLOCK)
             for (int64_t k = 0; k < n; k++) buf[k] = ct_bf16_to_f32(ct_f32_to_bf16(buf[k]));
+        }
         if (o->dtype == CT_DTYPE_F32) {
             s = ct_st_writer_write(w, buf);
         } else {
-            for (int64_t k = 0; k < n; k++)
-                half[k] = o->dtype == CT_DTYPE_BF16 ? ct_f32_to_bf16(buf[k]) : ct_f32_to_f16(buf[k]);
+            const int bf = o->dtype == CT_DTYPE_BF16;
+#pragma omp parallel for schedule(static) if (n > FILL_BLOCK)
+            for (int64_t k = 0; k < n; k++) half[k] = bf ? ct_f32_to_bf16(buf[k]) : ct_f32_to_f16(buf[k]);
             s = ct_st_writer_write(w, half);
         }
     }

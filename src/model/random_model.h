@@ -7,7 +7,8 @@
  * tokenizer.json in the fixtures' Unigram conventions), so transformers and
  * this engine load the very same weights. The NeMo-style Hub layout can be
  * written too (tests of the loader). Every tensor draws from its own stream
- * seeded by (seed, tensor name): values do not depend on layout, dtype or
+ * seeded by (seed, tensor name, block of 65536 values): values do not depend
+ * on layout, dtype, thread count or
  * write order, and memory stays at about one tensor.
  */
 #ifndef CT_MODEL_RANDOM_MODEL_H

@@ -15,7 +15,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "model/resolve.h"
-#include "vad/silero_weights.h"
+#include "vad/silero.h"
 
 #define CT_JSON_MAX (64u << 20)
 
@@ -27,9 +27,22 @@ void ct_model_ref_clear(ct_model_ref *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* "~" or "~/..." with $HOME put in, else a copy (malloc'd; NULL on OOM). */
+static char *expand_home(const char *p) {
+    const char *home = getenv("HOME");
+    if (p[0] != '~' || (p[1] && p[1] != '/') || !home || !*home) return strdup(p);
+    size_t n = strlen(home) + strlen(p);
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s", home, p + 1);
+    return s;
+}
+
 static int path_exists(const char *p) {
+    char *e = expand_home(p);
     struct stat s;
-    return stat(p, &s) == 0;
+    int ok = e && stat(e, &s) == 0;
+    free(e);
+    return ok;
 }
 
 ct_status ct_model_spec_kind(const char *spec, int *is_local) {
@@ -328,7 +341,9 @@ ct_status ct_model_resolve_ref(const char *spec, const char *revision, const ct_
         if (revision)
             return ct_fail(CT_ERR_INVALID_ARG,
                            "--model-revision cannot be used with a local model directory");
-        char *real = realpath(spec, NULL);
+        char *exp = expand_home(spec);
+        char *real = exp ? realpath(exp, NULL) : NULL;
+        free(exp);
         if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
         if (ct_fs_is_dir(real)) {
             st = ct_model_check_dir(real);
@@ -395,10 +410,10 @@ ct_status ct_file_sha256(const char *path, char hex[65]) {
 static ct_status check_vad_file(const char *path) {
     char hex[65];
     CT_TRY(ct_file_sha256(path, hex));
-    if (strcmp(hex, CT_SILERO_WEIGHTS_SHA256) != 0)
+    if (strcmp(hex, CT_SILERO_SHA256_V62) != 0)
         return ct_fail(CT_ERR_FORMAT,
                        "%s: sha256 %s is not that of silero_vad.onnx v6.2 (%s)", path, hex,
-                       CT_SILERO_WEIGHTS_SHA256);
+                       CT_SILERO_SHA256_V62);
     return CT_OK;
 }
 
@@ -409,11 +424,15 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
         spec = getenv(CT_SILERO_WEIGHTS_ENV);
         from = CT_SILERO_WEIGHTS_ENV;
     }
+    if (!spec || !*spec) {
+        spec = getenv(CT_SILERO_WEIGHTS_ENV_ALT); /* the name cohere-transcribe-vad reads */
+        from = CT_SILERO_WEIGHTS_ENV_ALT;
+    }
     if (!spec || !*spec)
         return ct_fail(CT_ERR_NOT_FOUND,
-                       "no Silero VAD weights: set %s (or the option) to silero_vad.onnx v6.2, a "
-                       "folder holding it, or a Hub repo hosting it",
-                       CT_SILERO_WEIGHTS_ENV);
+                       "no Silero VAD weights: set %s (or %s, or the option) to silero_vad.onnx "
+                       "v6.2, a folder holding it, or a Hub repo hosting it",
+                       CT_SILERO_WEIGHTS_ENV, CT_SILERO_WEIGHTS_ENV_ALT);
     char p[PATH_MAX];
     if (ct_fs_is_dir(spec)) {
         CT_TRY(ct_path_join(p, sizeof p, spec, CT_SILERO_WEIGHTS_FILE));

@@ -13,6 +13,13 @@
 #define CT_DEFAULT_MODEL "CohereLabs/cohere-transcribe-arabic-07-2026"
 #define CT_DEFAULT_MODEL_COMMIT "0a8193caa4f3f92131471ab08824e488141cb392"
 
+/* The Silero weights: the file name in a folder or Hub repo, and the
+ * environment variables naming a file, folder or repo (the first set wins).
+ * The accepted sha256 is CT_SILERO_SHA256_V62 in vad/silero.h. */
+#define CT_SILERO_WEIGHTS_FILE "silero_vad.onnx"
+#define CT_SILERO_WEIGHTS_ENV "CT_VAD_WEIGHTS"
+#define CT_SILERO_WEIGHTS_ENV_ALT "CT_SILERO_VAD"
+
 /* What a spec resolved to (all strings malloc'd; free with ct_model_ref_clear). */
 typedef struct ct_model_ref {
     int is_local;    /* 1: a local directory (or file); 0: a Hub snapshot */
@@ -44,7 +51,8 @@ ct_status ct_model_spec_kind(const char *spec, int *is_local);
  * in the CT_ERR_NOT_FOUND message), no quantization_config, not an adapter. */
 ct_status ct_model_check_dir(const char *dir);
 
-/* Silero VAD weights: spec (or, when NULL, $CT_VAD_WEIGHTS) is a file, a
+/* Silero VAD weights: spec (or, when NULL, $CT_VAD_WEIGHTS, then
+ * $CT_SILERO_VAD) is a file, a
  * folder holding silero_vad.onnx, or a Hub repo id ("owner/name" or
  * "owner/name@revision") hosting it. The file's sha256 must be the pinned
  * v6.2 one. *path_out is malloc'd. */

@@ -97,9 +97,16 @@ static ct_status parse_entry(const char *label, const char *name, json_t *e, uin
     json_t *jd = json_object_get(e, "dtype");
     if (!jd) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': missing dtype", label, name);
     if (!json_is_string(jd)) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': dtype is not a string", label, name);
-    if (ct_st_parse_dtype(json_string_value(jd), &out->t.dtype) != CT_OK)
-        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': unknown dtype '%s'", label, name,
-                       json_string_value(jd));
+    if (ct_st_parse_dtype(json_string_value(jd), &out->t.dtype) != CT_OK) {
+        /* dtypes the format defines but this reader does not handle */
+        static const char *const other[] = {"BOOL", "U16", "I16", "U32", "U64", "F64", "F8_E4M3", "F8_E5M2",
+                                            "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
+        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+            if (strcmp(json_string_value(jd), other[i]) == 0)
+                return ct_fail(CT_ERR_UNSUPPORTED, "%s: tensor '%s': dtype %s is not supported", label, name,
+                               other[i]);
+        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': unknown dtype '%s'", label, name, json_string_value(jd));
+    }
 
     json_t *js = json_object_get(e, "shape");
     if (!js) return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': missing shape", label, name);
@@ -318,9 +325,15 @@ static ct_status open_index(const char *path, ct_safetensors **out) {
     char *text = NULL;
     size_t tlen = 0;
     CT_TRY(ct_fs_read_all(path, (size_t)CT_ST_MAX_HEADER, &text, &tlen));
+    ct_status s = ct_st_open_index_buffer(text, tlen, path, out);
+    free(text);
+    return s;
+}
+
+ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *path, ct_safetensors **out) {
+    *out = NULL;
     json_error_t jerr;
     json_t *root = json_loadb(text, tlen, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
     if (!root)
         return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", path, jerr.text,
                        jerr.line, jerr.column);

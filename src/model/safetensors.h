@@ -46,6 +46,10 @@ ct_status ct_st_open(const char *path, ct_safetensors **out);
  * must outlive the result; label names it in messages. */
 ct_status ct_st_open_buffer(const void *buf, size_t len, const char *label, ct_safetensors **out);
 
+/* Parse index JSON text as if read from `path` (shards are opened from
+ * path's directory). For fuzzing; ct_st_open reads the file itself. */
+ct_status ct_st_open_index_buffer(const char *text, size_t len, const char *path, ct_safetensors **out);
+
 void ct_st_free(ct_safetensors *st);
 
 /* Tensors are ordered by name. */

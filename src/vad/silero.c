@@ -26,10 +26,10 @@
 #define GATES (4 * HID)
 
 /* Rows per block of the batched path: bounds scratch memory (about 19 KiB
- * per row) while keeping the matrix products large; each file contributes
- * at least MIN_FRAMES frames per block. */
+ * per row) while keeping the matrix products large. Each file contributes
+ * BLOCK_ROWS / batch frames per block (at least one, so a block of a large
+ * batch holds one row per file). */
 #define BLOCK_ROWS 512
-#define MIN_FRAMES 16
 
 typedef struct {
     int cin, cout, stride, tin, tout;
@@ -331,7 +331,7 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
     if (batch <= 0) return CT_OK;
     if (batch > 4096) return ct_fail(CT_ERR_INVALID_ARG, "silero: batch of %d files is too large", batch);
     size_t per_file_frames = BLOCK_ROWS / (size_t)batch;
-    if (per_file_frames < MIN_FRAMES) per_file_frames = MIN_FRAMES;
+    if (per_file_frames < 1) per_file_frames = 1;
     size_t mmax = (size_t)batch * per_file_frames;
     scratch w;
     size_t per_row = PADDED + NT * NBASIS + 2 * NT * NFREQ + NT * 128 * 3 + GATES;

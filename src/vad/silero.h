@@ -21,7 +21,8 @@
 #define CT_SILERO_FRAME 512
 #define CT_SILERO_CONTEXT 64
 /* sha256 of silero_vad.onnx as shipped in the PyPI package silero-vad 6.2.3
- * (the v6.2 weights); verified against the downloaded file. */
+ * (the v6.2 weights; verified against the downloaded file). The weight
+ * resolver (model/resolve.h) accepts only this file. */
 #define CT_SILERO_SHA256_V62 "1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3"
 
 typedef struct ct_silero ct_silero;

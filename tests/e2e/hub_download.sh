@@ -123,4 +123,22 @@ EOF
 else
   echo "note: huggingface_hub not importable by $PY; set CT_HF_PYTHON to run the interop part"
 fi
+# a new commit that changes only config.json: the unchanged blobs are linked,
+# not downloaded again, refs/main moves, the old snapshot stays
+stop_hub
+printf '{"model_type":"cohere_asr","vocab_size":17}' >"$WORK/repo/config.json"
+start_hub --repo acme/tiny="$WORK/repo" --repo acme/sharded="$WORK/sharded"
+C2=$(commit_of acme/tiny)
+[ "$C2" != "$C" ] || fail "the fake hub should give a new commit"
+dir3=$("$FETCH" --quiet acme/tiny)
+[ "$dir3" = "$HF_HUB_CACHE/$R/snapshots/$C2" ] || fail "new commit dir: $dir3"
+[ "$(cat "$HF_HUB_CACHE/$R/refs/main")" = "$C2" ] || fail "refs/main did not move"
+[ "$(stats cdn_gets)" = "{}" ] || fail "unchanged LFS blob downloaded again: $(stats cdn_gets)"
+[ "$(stat_of hub_gets acme/tiny/config.json)" = 1 ] || fail "changed config.json not downloaded"
+[ "$(stat_of hub_gets acme/tiny/tokenizer.json)" = 0 ] || fail "unchanged tokenizer.json downloaded again"
+[ "$(readlink "$dir3/model.safetensors")" = "../../blobs/$E_ST" ] || fail "new snapshot does not share the blob"
+[ -L "$dir/config.json" ] && cmp -s "$dir/config.json" "$dir3/config.json" && fail "old snapshot changed"
+cmp "$dir3/config.json" "$WORK/repo/config.json" || fail "new config content"
+pass "new commit: unchanged blobs shared, refs/main moved"
+
 echo "hub_download: all passed"

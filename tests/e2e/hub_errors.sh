@@ -70,11 +70,32 @@ python3 -c 'import json,sys; r=[s for n,s in json.loads(sys.argv[1]) if n=="mode
 pass "dropped connection resumed with Range"
 rm -rf "$HF_HUB_CACHE"
 
+# a server that ignores Range on the resume: the file starts over
+ctl reset
+ctl fail '{"mode":"drop","file":"model.safetensors","count":1}'
+ctl fail '{"mode":"norange","file":"model.safetensors","count":1}'
+dir=$("$FETCH" --quiet acme/tiny) || fail "drop then no Range support: should succeed"
+cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content after a restart without Range"
+[ "$(stat_of cdn_full_gets model.safetensors)" = 2 ] || fail "want two full GETs (the second after Range was ignored)"
+pass "Range ignored by the server: restarted from 0"
+rm -rf "$HF_HUB_CACHE"
+
 ctl reset
 ctl fail '{"mode":"badlen","file":"model.safetensors","count":1}'
 dir=$("$FETCH" --quiet acme/tiny) || fail "short Content-Length once: should succeed"
 cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content after badlen"
 pass "short Content-Length detected and completed"
+rm -rf "$HF_HUB_CACHE"
+
+# redirects: a few same-origin hops are followed, a loop stops after 8
+ctl reset
+ctl fail '{"mode":"loop","file":"tokenizer.json","count":3}'
+"$FETCH" --quiet acme/tiny >/dev/null || fail "3 same-origin redirects should be followed"
+rm -rf "$HF_HUB_CACHE"
+ctl reset
+ctl fail '{"mode":"loop","file":"tokenizer.json","count":-1}'
+expect_fail 1 "more than 8 redirects" "$FETCH" --quiet acme/tiny
+pass "redirects followed, loops cut at 8"
 rm -rf "$HF_HUB_CACHE"
 
 # --- persistent failures end cleanly -------------------------------------------

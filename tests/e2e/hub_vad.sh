@@ -33,6 +33,6 @@ if [ -f "$REAL" ]; then
   [ "$(CT_VAD_WEIGHTS="$REAL" "$FETCH" --quiet --vad "")" = "$(realpath "$REAL")" ] || fail "CT_VAD_WEIGHTS"
   pass "v6.2 weights from the Hub, a folder and CT_VAD_WEIGHTS"
 else
-  echo "note: $REAL absent (tests/setup/hub_silero_weights.sh could not reach PyPI); positive case skipped"
+  echo "note: $REAL absent (made by tests/setup/silero.sh); positive case skipped"
 fi
 echo "hub_vad: all passed"

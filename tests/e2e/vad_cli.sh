@@ -3,7 +3,8 @@
 # probabilities within 1e-4 of ONNX Runtime's and speech spans equal to the
 # silero-vad package's (tests/fixtures/vad/silero_reference.json, converted
 # to seconds as PRODUCT-DETAILS §8.5 says), merge, energy and fixed modes,
-# and the exit status of bad invocations.
+# the same recording as 44.1 kHz stereo WAV and MP3 (decoded by src/audio:
+# the same spans within 0.1 s), and the exit status of bad invocations.
 set -euo pipefail
 bin="$CT_BIN/cohere-transcribe-vad"
 audio="$CT_FIXTURES/vad/speech_pauses.flac"
@@ -18,6 +19,11 @@ trap 'rm -rf "$tmp"' EXIT
   --speech-pad-ms 30 "$audio" > "$tmp/short.json"
 "$bin" --mode auditok "$audio" > "$tmp/auditok.json"
 "$bin" --mode none --max-dur 20 "$audio" > "$tmp/none.json"
+# Other formats go through the audio module (resampled, mixed to mono).
+ffmpeg -loglevel error -y -i "$audio" -ar 44100 -ac 2 "$tmp/s44.wav"
+ffmpeg -loglevel error -y -i "$audio" -ar 44100 -ac 2 -b:a 128k "$tmp/s.mp3"
+"$bin" --mode silero --weights "$weights" "$tmp/s44.wav" > "$tmp/s44.json"
+"$bin" --mode silero --weights "$weights" "$tmp/s.mp3" > "$tmp/mp3.json"
 
 python3 - "$tmp" "$ref" <<'PY'
 import json, sys
@@ -52,6 +58,12 @@ assert "probabilities" not in a and a["segments"] == a["speech_spans"] and len(a
 assert all(0 <= s < e <= n / 16000 and e - s <= 30 for s, e in a["speech_spans"])
 f = json.load(open(tmp + "/none.json"))
 assert f["segments"] == [[0.0, 20.0], [20.0, 40.0], [40.0, 60.0], [60.0, n / 16000]], f["segments"]
+for other in ("s44", "mp3"):
+    o = json.load(open(tmp + "/" + other + ".json"))
+    assert abs(o["duration"] - n / 16000) < 0.01, (other, o["duration"])
+    assert len(o["speech_spans"]) == len(d["speech_spans"]), (other, o["speech_spans"])
+    worst_t = max(abs(a - b) for x, y in zip(o["speech_spans"], d["speech_spans"]) for a, b in zip(x, y))
+    assert worst_t <= 0.1, (other, worst_t)
 print("vad_cli: max |p - onnxruntime| = %.3g over %d frames; %d spans, %d merged segments" %
       (worst, len(p), len(d["speech_spans"]), len(seg)))
 PY

@@ -17,7 +17,9 @@ Failures on demand through POST /_ctl/fail on the Hub origin, JSON
 {"mode": M, "file": F, "count": N, "rate": R}: mode "drop" (send part of the
 body then close), "badlen" (a Content-Length 7 bytes short, and that many
 bytes), "err500" (HTTP 500), "slow" (R bytes/s), "stall" (half the body,
-then silence for "secs" seconds with the connection open), "api503" (the Hub origin
+then silence for "secs" seconds with the connection open), "loop" (the Hub origin redirects the file to itself),
+"norange" (ignore a Range header: 200 with the whole file),
+"api503" (the Hub origin
 answers 503 to any request; file ignored). count -1 = until reset;
 POST /_ctl/reset clears failures and counters; GET /_ctl/stats returns the
 counters. The ports are written to <state>/ports.json once both listen.
@@ -232,6 +234,9 @@ class HubHandler(BaseHTTPRequestHandler):
             if name not in repo.files:
                 return self._error(404, "EntryNotFound", "Entry not found", head)
             data = repo.files[name]
+            if st.take_failure(name, ("loop",)):
+                # a same-origin redirect back to this very URL (counts as one failure per hop)
+                return self._send(307, {"Location": self.path}, b"", head)
             st.bump("hub_heads" if head else "hub_gets", repo_id + "/" + name)
             if repo.is_lfs(name):
                 sha = hashlib.sha256(data).hexdigest()
@@ -297,6 +302,8 @@ class CdnHandler(BaseHTTPRequestHandler):
             return
         data, name = blob
         start = 0
+        if rng and not head and st.take_failure(name, ("norange",)):
+            rng = None  # answer 200 with the whole file, as servers without Range support do
         if rng and rng.startswith("bytes="):
             a = rng[6:].split("-", 1)[0]
             start = int(a) if a else 0

@@ -12,7 +12,7 @@ HUB_PID=""
 
 # a clean Hugging Face environment: nothing from the user's own setup leaks in
 unset HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_TOKEN_PATH HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
-      HUGGINGFACE_HUB_CACHE XDG_CACHE_HOME CT_VAD_WEIGHTS || true
+      HUGGINGFACE_HUB_CACHE XDG_CACHE_HOME CT_VAD_WEIGHTS CT_SILERO_VAD || true
 export HF_HOME="$WORK/hfhome"
 export HF_HUB_CACHE="$WORK/cache"
 export CT_HUB_BACKOFF_MS=${CT_HUB_BACKOFF_MS:-50}

@@ -6,17 +6,18 @@
 # a video without audio). Quick when the outputs exist (stamp file).
 set -euo pipefail
 out=${1:?usage: audio_formats.sh TESTDATA_DIR}/audio
-stamp="$out/.stamp-v5"
+stamp="$out/.stamp-v7"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$out"
 cd "$out"
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
 
-# ---- the speech source: ~7 s, 16 kHz mono s16 -----------------------------
+# ---- the speech source: ~8.3 s, 16 kHz mono s16 (sox -D: no dither, so the
+# data is the same on every run) ----------------------------------------------
 text="The quick brown fox jumps over the lazy dog. Speech recognition should \
 decode every container and codec with the same samples."
 espeak-ng -v en-us -s 160 -w speech_espeak.wav "$text"
-sox speech_espeak.wav -r 16000 -c 1 -b 16 speech_ref.wav
+sox -D speech_espeak.wav -r 16000 -c 1 -b 16 speech_ref.wav
 rm -f speech_espeak.wav
 
 # ---- the same speech in each format (bitexact: no encoder version strings) --
@@ -102,6 +103,23 @@ def floats(bad):
     return struct.pack(f"<{len(x)}f", *x)
 wav("bad/nan.wav", 3, 1, 16000, 32, floats(float("nan")))
 wav("bad/inf.wav", 3, 1, 16000, 32, floats(float("inf")))
+PY
+# Damaged, not cut: the middle 40 % of the bytes replaced by seeded random
+# bytes (a corrupt file), and one AAC packet with 50 bytes inverted (a
+# single damaged frame, which players skip: it must still decode).
+python3 - <<'PY'
+import random
+rng = random.Random(7)
+for src, dst in (("speech.m4a", "bad/corrupt_mid.m4a"), ("speech.mp3", "bad/corrupt_mid.mp3")):
+    d = bytearray(open(src, "rb").read())
+    for i in range(int(len(d) * 0.3), int(len(d) * 0.7)):
+        d[i] = rng.getrandbits(8)
+    open(dst, "wb").write(d)
+d = bytearray(open("speech.m4a", "rb").read())
+m = len(d) // 2
+for i in range(m, m + 50):
+    d[i] ^= 0xFF
+open("corrupt_one.m4a", "wb").write(d)
 PY
 # A video with no audio stream.
 ff -f lavfi -i "testsrc=duration=2:size=160x120:rate=10" -c:v mpeg4 bad/video_only.mp4

@@ -12,9 +12,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sndfile.h>
+
 #include "audio/audio.h"
 #include "core/fs.h"
 #include "testutil.h"
+
+/* Let ASan builds return NULL for impossible allocations (as libc does)
+ * instead of aborting, so the out-of-memory path can be tested. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 #define REF_N 132344 /* samples in speech_ref.wav; checked when it is read */
 
@@ -215,6 +222,77 @@ static void test_format_change_mid_stream(void **state) {
     ct_audio_free(a);
 }
 
+static void expect_fail(const char *path, const ct_audio_options *o, ct_status want,
+                        const char *cause);
+
+/* AUTO falls back to libsndfile only when FFmpeg cannot open the file: a
+ * MATLAB v5 file (libsndfile writes it here; FFmpeg has no demuxer for it). */
+static void test_auto_fallback(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tone.mat", dir);
+    short x[16000];
+    for (int i = 0; i < 16000; i++) x[i] = (short)lrint(8000 * sin(i * 0.17));
+    SF_INFO si = {.samplerate = 16000, .channels = 1, .format = SF_FORMAT_MAT5 | SF_FORMAT_PCM_16};
+    SNDFILE *f = sf_open(path, SFM_WRITE, &si);
+    assert_non_null(f);
+    assert_int_equal(sf_write_short(f, x, 16000), 16000);
+    sf_close(f);
+
+    ct_audio_options o = ct_audio_default_options();
+    o.backend = CT_AUDIO_BACKEND_FFMPEG;
+    expect_fail(path, &o, CT_ERR_FORMAT, "FFmpeg cannot open it");
+    ct_audio *a;
+    CT_ASSERT_OK(ct_audio_decode(path, NULL, &a));
+    assert_int_equal(a->backend, CT_AUDIO_BACKEND_SNDFILE);
+    assert_true(!strncmp(a->fallback_reason, "FFmpeg cannot open it", 21));
+    assert_int_equal(a->n, 16000);
+    for (int i = 0; i < 16000; i++) assert_true(a->samples[i] == x[i] / 32768.0f);
+    ct_audio_free(a);
+    ct_test_rmtree(dir);
+}
+
+/* Correlation of x[i + lag] with ref[i] over ref[r0, r1), best lag in
+ * [lag0, lag1]. */
+static double range_corr(const float *x, size_t nx, size_t r0, size_t r1, int lag0, int lag1) {
+    double best = -2;
+    for (int lag = lag0; lag <= lag1; lag++) {
+        double xy = 0, xx = 0, yy = 0;
+        for (size_t i = r0; i < r1; i++) {
+            long j = (long)i + lag;
+            if (j < 0 || (size_t)j >= nx) continue;
+            xy += (double)x[j] * g_ref[i];
+            xx += (double)x[j] * x[j];
+            yy += (double)g_ref[i] * g_ref[i];
+        }
+        double c = xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : 0;
+        if (c > best) best = c;
+    }
+    return best;
+}
+
+/* A damaged AAC packet is skipped (below the 1 % threshold): its 1024
+ * samples are dropped, not replaced by silence, so the audio before it
+ * matches the reference at lag 0 and the audio after it one frame early. */
+static void test_one_damaged_packet(void **state) {
+    (void)state;
+    ct_audio *clean = decode_with("audio/speech.m4a", CT_AUDIO_BACKEND_FFMPEG);
+    ct_audio *a = decode_with("audio/corrupt_one.m4a", CT_AUDIO_BACKEND_FFMPEG);
+    long lost = (long)clean->n - (long)a->n;
+    if (lost != 1024 && lost != 2048)
+        fail_msg("corrupt_one.m4a: %zu samples, the clean file %zu: want 1 or 2 frames fewer",
+                 a->n, clean->n);
+    double before = range_corr(a->samples, a->n, 0, 60000, 0, 0);
+    double after = range_corr(a->samples, a->n, 72000, REF_N - 4000, (int)-lost, (int)-lost);
+    print_message("  corrupt_one.m4a n=%zu (-%ld) corr before %.5f, after %.5f\n", a->n, lost,
+                  before, after);
+    assert_true(before >= 0.99);
+    assert_true(after >= 0.99);
+    ct_audio_free(a);
+    ct_audio_free(clean);
+}
+
 /* ---- bad inputs ----------------------------------------------------------- */
 
 typedef struct bad_case {
@@ -229,11 +307,13 @@ static const bad_case k_bad[] = {
     {"audio/bad/trunc_header.wav", CT_ERR_FORMAT, "truncated"},
     {"audio/bad/trunc_mid.wav", CT_ERR_FORMAT, "truncated: the WAV header declares 8.271 s"},
     {"audio/bad/trunc_header.flac", CT_ERR_FORMAT, "not a readable audio file"},
-    {"audio/bad/trunc_mid.flac", CT_ERR_FORMAT, "truncated: the container declares 8.271 s"},
-    {"audio/bad/trunc_mid.mp3", CT_ERR_FORMAT, "truncated"},
+    {"audio/bad/trunc_mid.flac", CT_ERR_FORMAT, "truncated (its last packet is cut off): the container declares 8.271 s"},
+    {"audio/bad/trunc_mid.mp3", CT_ERR_FORMAT, "truncated or damaged: the container declares 8.352 s"},
     {"audio/bad/trunc_mid.m4a", CT_ERR_FORMAT, "moov atom not found"},
     {"audio/bad/trunc_mid_opus.ogg", CT_ERR_FORMAT, "truncated: the last Ogg page"},
-    {"audio/bad/trunc_mid.webm", CT_ERR_FORMAT, "truncated"},
+    {"audio/bad/trunc_mid.webm", CT_ERR_FORMAT, "the container declares 8.279 s"},
+    {"audio/bad/corrupt_mid.m4a", CT_ERR_FORMAT, "corrupt aac audio: "},
+    {"audio/bad/corrupt_mid.mp3", CT_ERR_FORMAT, "corrupt mp3 audio: "},
     {"audio/bad/random.wav", CT_ERR_FORMAT, "not a readable audio file"},
     {"audio/bad/random.mp3", CT_ERR_FORMAT, "not a readable audio file"},
     {"audio/bad/random.flac", CT_ERR_FORMAT, "no audio samples"},
@@ -279,7 +359,7 @@ static void test_bad_inputs_sndfile(void **state) {
     for (size_t i = 0; i < sizeof k_bad / sizeof *k_bad; i++) {
         const char *f = k_bad[i].file;
         /* real MPEG audio is refused (libmpg123 would print) */
-        ct_status want = strstr(f, "trunc_mid.mp3") ? CT_ERR_UNSUPPORTED : CT_ERR_FORMAT;
+        ct_status want = strstr(f, "_mid.mp3") ? CT_ERR_UNSUPPORTED : CT_ERR_FORMAT;
         /* WAV/Ogg truncation, NaN/Inf and empty are found outside libsndfile */
         const char *cause = strstr(f, "nan") || strstr(f, "inf") || strstr(f, "empty") ||
                                     strstr(f, "lying") || strstr(f, "_opus.ogg")
@@ -346,6 +426,33 @@ static void test_memory_cap(void **state) {
     CT_ASSERT_OK(ct_audio_decode(CT_TESTDATA("audio/lying_short.flac"), &o, &a));
     assert_int_equal(a->n, REF_N);
     ct_audio_free(a);
+    /* STREAMINFO claiming 2^36-1 samples (49.7 days at 16 kHz): refused up
+     * front under the default cap; with an absurd cap the up-front
+     * reservation itself fails and reports out-of-memory instead of
+     * crashing (only checkable where the kernel refuses a 275 GB request,
+     * i.e. not with vm.overcommit_memory = 1). */
+    char *buf;
+    size_t len;
+    CT_ASSERT_OK(ct_fs_read_all(CT_TESTDATA("audio/speech.flac"), 1 << 24, &buf, &len));
+    uint64_t w = 0;
+    for (int i = 0; i < 8; i++) w = w << 8 | (uint8_t)buf[18 + i];
+    w |= ((uint64_t)1 << 36) - 1;
+    for (int i = 7; i >= 0; i--, w >>= 8) buf[18 + i] = (char)(w & 0xFF);
+    o = ct_audio_default_options();
+    CT_ASSERT_STATUS(ct_audio_decode_memory(buf, len, "huge.flac", &o, &a), CT_ERR_LIMIT);
+    CT_ASSERT_ERROR_HAS("huge.flac: decoded audio would need 262144.0 MiB (the container declares 4294967.3 s");
+    CT_ASSERT_ERROR_HAS("cap of 4096.0 MiB (4 GiB, --audio-memory-gb)");
+    char *oc = NULL;
+    size_t oclen;
+    if (ct_fs_read_all("/proc/sys/vm/overcommit_memory", 16, &oc, &oclen) == CT_OK && oc[0] != '1') {
+        o.memory_cap_bytes = (uint64_t)1 << 50;
+        CT_ASSERT_STATUS(ct_audio_decode_memory(buf, len, "huge.flac", &o, &a), CT_ERR_OOM);
+        CT_ASSERT_ERROR_HAS("huge.flac: out of memory growing the decoded buffer");
+    } else {
+        print_message("  overcommit_memory=1: the allocation-failure check is skipped\n");
+    }
+    free(oc);
+    free(buf);
     /* Default: 4 GiB. */
     assert_true(ct_audio_default_options().memory_cap_bytes == ((uint64_t)4 << 30));
     o.memory_cap_bytes = 0;
@@ -468,6 +575,10 @@ static void test_options(void **state) {
     assert_string_equal(ct_audio_backend_name(CT_AUDIO_BACKEND_SNDFILE), "libsndfile");
     assert_string_equal(ct_audio_backend_name(CT_AUDIO_BACKEND_FFMPEG), "ffmpeg");
     ct_audio_free(NULL);
+    char buf[256];
+    assert_non_null(strstr(ct_audio_ffmpeg_describe(buf, sizeof buf), "libavcodec 59."));
+    assert_non_null(strstr(ct_audio_sndfile_describe(buf, sizeof buf), "libsndfile-1."));
+    assert_non_null(strstr(buf, "libsamplerate-0."));
 }
 
 static int g_ffmpeg_lines;
@@ -517,7 +628,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats_ffmpeg),     cmocka_unit_test(test_formats_sndfile),
         cmocka_unit_test(test_channel_average),    cmocka_unit_test(test_format_change_mid_stream),
-        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_one_damaged_packet), cmocka_unit_test(test_auto_fallback),      cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_inputs_sndfile), cmocka_unit_test(test_probe),
         cmocka_unit_test(test_memory_cap),         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_decode_memory),      cmocka_unit_test(test_parallel),

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "asr/chunk.h"
+#include "model/safetensors.h"
 #include "testutil.h"
 
 static float *make_signal(size_t n, uint32_t seed, json_t *segs) {
@@ -84,32 +85,17 @@ static float *read_wav(const char *rel, size_t *n) {
     return x;
 }
 
-/* reads an I64 tensor from reference.safetensors (tiny private reader) */
+/* an I64 tensor of reference.safetensors, copied out of the mapping */
 static int64_t *read_i64(const char *name, size_t *count) {
-    FILE *f = fopen(CT_FIXTURE("reference.safetensors"), "rb");
-    if (!f) fail_msg("reference.safetensors is missing");
-    unsigned char h8[8];
-    assert_int_equal(fread(h8, 1, 8, f), 8);
-    uint64_t hl = 0;
-    for (int i = 7; i >= 0; i--) hl = (hl << 8) | h8[i];
-    char *hdr = malloc((size_t)hl);
-    assert_int_equal(fread(hdr, 1, (size_t)hl, f), (size_t)hl);
-    json_error_t err;
-    json_t *j = json_loadb(hdr, (size_t)hl, 0, &err);
-    assert_non_null(j);
-    json_t *t = json_object_get(j, name);
+    ct_safetensors *st = NULL;
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &st));
+    const ct_st_tensor *t = ct_st_find(st, name);
     if (!t) fail_msg("reference.safetensors has no %s", name);
-    assert_string_equal(json_string_value(json_object_get(t, "dtype")), "I64");
-    json_t *off = json_object_get(t, "data_offsets");
-    size_t a = (size_t)json_integer_value(json_array_get(off, 0));
-    size_t b = (size_t)json_integer_value(json_array_get(off, 1));
-    int64_t *v = malloc(b - a);
-    fseek(f, (long)(8 + hl + a), SEEK_SET);
-    assert_int_equal(fread(v, 1, b - a, f), b - a);
-    fclose(f);
-    free(hdr);
-    json_decref(j);
-    *count = (b - a) / 8;
+    assert_int_equal(t->dtype, CT_DTYPE_I64);
+    int64_t *v = malloc(t->nbytes);
+    memcpy(v, t->data, t->nbytes);
+    *count = (size_t)t->numel;
+    ct_st_free(st);
     return v;
 }
 

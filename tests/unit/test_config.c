@@ -111,6 +111,9 @@ static void test_nemo(void **state) {
     assert_int_equal(c.dec_heads, 8);
     CT_ASSERT_OK(parse("{\"encoder\":{\"subsampling_conv_channels\":-1}}", NULL, &c));
     assert_int_equal(c.subsampling_channels, -1);
+    /* the head's class count stands in for an absent vocab_size */
+    CT_ASSERT_OK(parse("{\"encoder\":{},\"head\":{\"num_classes\":77}}", NULL, &c));
+    assert_int_equal(c.vocab_size, 77);
 }
 
 static void test_malformed(void **state) {
@@ -168,6 +171,11 @@ static void test_malformed(void **state) {
         {"{\"encoder\":{},\"supported_languages\":[\"en\",3]}", NULL, CT_ERR_FORMAT, "supported_languages[1]"},
         {"{\"encoder\":{},\"supported_languages\":[\"\"]}", NULL, CT_ERR_FORMAT, "supported_languages[0]"},
         {"{\"encoder\":{},\"max_audio_clip_s\":\"35\"}", NULL, CT_ERR_FORMAT, "max_audio_clip_s is not a number"},
+        {"{\"encoder\":{},\"vocab_size\":10,\"head\":{\"num_classes\":11}}", NULL, CT_ERR_FORMAT,
+         "vocab_size 10 != head.num_classes 11"},
+        {"{\"encoder\":{},\"transf_decoder\":{\"config_dict\":{\"vocab_size\":9}},\"head\":{\"num_classes\":11}}", NULL,
+         CT_ERR_FORMAT, "transf_decoder.config_dict.vocab_size 9 != head.num_classes 11"},
+        {"{\"encoder\":{},\"head\":[]}", NULL, CT_ERR_FORMAT, "head is not an object"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ct_model_config c;

@@ -165,7 +165,8 @@ static void ln_ref(float *y, const float *x, const float *w, const float *b, int
 
 static void test_layernorm(void **state) {
     (void)state;
-    int rows = 19, n = 1280;
+    for (int pass = 0; pass < 2; pass++) { /* warp-per-row path (n % 128 == 0), block path */
+    int rows = 19, n = pass ? 200 : 1280;
     float *x = malloc(rows * n * 4), *w = malloc(n * 4), *b = malloc(n * 4), *ref = malloc(rows * n * 4);
     fill(x, rows * n, 3.f); fill(w, n, 1.f); fill(b, n, 1.f);
     for (int i = 0; i < rows * n; i++) x[i] += 2.f; /* a mean to remove */
@@ -175,12 +176,26 @@ static void test_layernorm(void **state) {
     float *got = get_bf16(dy, rows * n);
     expect_close("layernorm bf16 out", got, ref, rows * n, 5e-3);
     free(got);
+    {
+        /* fused pair: y = LN1(x) fp32, a = LN2(y) bf16 */
+        float *w2 = malloc(n * 4), *b2 = malloc(n * 4), *ref2 = malloc(rows * n * 4);
+        fill(w2, n, 1.f); fill(b2, n, 1.f);
+        ln_ref(ref2, ref, w2, b2, rows, n);
+        void *dw2 = dev_f32(w2, n), *db2 = dev_f32(b2, n), *dy2 = dev_poison(rows * n * 4), *da2 = dev_poison(rows * n * 2);
+        CT_ASSERT_OK(ct_cuda_layernorm2(g_cuda, dy2, da2, dx, dw, db, dw2, db2, rows, n, 1e-5f));
+        float *g1 = get_f32(dy2, rows * n), *g2 = get_bf16(da2, rows * n);
+        expect_close("layernorm2 first (f32)", g1, ref, rows * n, 1e-5);
+        expect_close("layernorm2 second (bf16)", g2, ref2, rows * n, 5e-3);
+        free(g1); free(g2); free(w2); free(b2); free(ref2);
+        ct_cuda_dfree(g_cuda, dw2); ct_cuda_dfree(g_cuda, db2); ct_cuda_dfree(g_cuda, dy2); ct_cuda_dfree(g_cuda, da2);
+    }
     CT_ASSERT_OK(ct_cuda_layernorm_f32(g_cuda, dx, dx, dw, db, rows, n, 1e-5f)); /* in place */
     got = get_f32(dx, rows * n);
     expect_close("layernorm f32 in place", got, ref, rows * n, 1e-5);
     free(got);
     ct_cuda_dfree(g_cuda, dx); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dy);
     free(x); free(w); free(b); free(ref);
+    }
 }
 
 /* The whole relative-position attention (minus projections) against a CPU
@@ -239,6 +254,97 @@ static void test_relattn(void **state) {
             for (int e = 0; e < D; e++)
                 if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
     free(got);
+    /* the engine's path: GEMMs straight on the qkv rows, u/v as bias terms */
+    {
+        long long sq = (long long)T * 3 * D;
+        void *uk = dev_poison(H * R * 4), *vr = dev_poison(H * (2 * T - 1) * 4), *o2 = dev_poison(R * D * 2);
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, ac, 0xff, H * R * T * 4));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * (2 * T - 1) * 4));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
+        CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
+                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+        }
+        int ldbd = (2 * T - 1 + 7) & ~7; /* padded rows, as the engine uses */
+        ct_cuda_dfree(g_cuda, bd);
+        bd = dev_poison(H * R * ldbd * 4);
+        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 1, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        float *g = get_bf16(o2, R * D);
+        /* padded query rows come out as P = 0 rows: zero */
+        expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
+        free(g);
+        /* position scores stored as bf16 (CT_CUDA_BD_BF16) */
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * ldbd * 2));
+        CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+        ct_cuda_bgemm_args g4 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 0, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g4));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 1, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        g = get_bf16(o2, R * D);
+        expect_close("rel-pos attention, bf16 bd", g, ref, R * D, 1e-2);
+        free(g);
+        /* blocked position scores: reversed table, query blocks of 16 (3 blocks, the last partial) */
+        {
+            int blk = 16, nblk = (T + blk - 1) / blk, ldn = (T + blk - 1 + 7) & ~7, np = H * B * nblk;
+            float *rrev = malloc((size_t)(2 * T - 1 + blk) * D * 4);
+            memset(rrev, 0, (size_t)(2 * T - 1 + blk) * D * 4);
+            for (int r = 0; r < 2 * T - 1; r++) memcpy(rrev + (size_t)r * D, rp + (size_t)(2 * T - 2 - r) * D, D * 4);
+            void *drr = dev_bf16(rrev, (size_t)(2 * T - 1 + blk) * D);
+            /* q rows of the last block read past R: give the qkv copy slack */
+            float *qpad = calloc((R + blk) * 3 * D, 4);
+            memcpy(qpad, qkv, R * 3 * D * 4);
+            void *dq2 = dev_bf16(qpad, (R + blk) * 3 * D);
+            void *bdb = dev_poison((size_t)np * blk * ldn * 4), *pa = dev_poison(np * 8), *pb = dev_poison(np * 8),
+                 *pd = dev_poison(np * 8), *vr2 = dev_poison(H * (2 * T - 1) * 4);
+            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr2, dq2, drr, du, dv, B, T, H, Dh));
+            CT_ASSERT_OK(ct_cuda_relattn_blk_ptrs(g_cuda, pa, pb, pd, dq2, drr, bdb, B, T, H, Dh, blk, ldn));
+            CT_ASSERT_OK(ct_cuda_bgemm_ptr(g_cuda, blk, T + blk - 1, Dh, pa, 3 * D, pb, D, pd, ldn, np));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dq2 + h * Dh, 3 * D, sq, (uint16_t *)dq2 + D + h * Dh,
+                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+            }
+            CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
+            CT_ASSERT_OK(ct_cuda_relattn_softmax_blk(g_cuda, P, ac, bdb, blk, ldn, uk, vr2, 2 * T - 1, dlen, B, T, H, scale));
+            CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                         (uint16_t *)dq2 + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                         (long long)T * D, 0, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+            }
+            g = get_bf16(o2, R * D);
+            expect_close("rel-pos attention, blocked bd", g, ref, R * D, 1e-2);
+            free(g);
+            void *fr[] = {drr, dq2, bdb, pa, pb, pd, vr2};
+            for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
+            free(rrev); free(qpad);
+        }
+        ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
+    }
+    got = get_bf16(o, R * D);
+    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
+        for (int i = len[b]; i < T; i++)
+            for (int e = 0; e < D; e++)
+                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
+    free(got);
     void *ptrs[] = {dqkv, du, dv, drp, dlen, qu, qv, k, vv, ac, bd, P, oh, o};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
     /* the position table */
@@ -259,8 +365,12 @@ static void test_relattn(void **state) {
 
 static void test_conv_module(void **state) {
     (void)state;
-    int B = 2, T = 23, d = 48, K = 9;
-    int len[2] = {23, 9};
+    float *got;
+    /* K = 9: the sliding-window kernel over several time tiles, a length
+     * ending mid-tile; K = 7: the generic kernel */
+    for (int pass = 0; pass < 2; pass++) {
+    int B = 2, T = pass ? 23 : 150, d = 48, K = pass ? 7 : 9;
+    int len[2] = {T, pass ? 9 : 70};
     float *a = malloc(B * T * 2 * d * 4), *w = malloc(d * K * 4), *bias = malloc(d * 4), *ref = malloc(B * T * d * 4);
     fill(a, B * T * 2 * d, 2.f); fill(w, d * K, 0.5f); fill(bias, d, 0.5f);
     for (int b = 0; b < B; b++)
@@ -278,22 +388,24 @@ static void test_conv_module(void **state) {
     void *da = dev_bf16(a, B * T * 2 * d), *dw = dev_f32(w, d * K), *db = dev_f32(bias, d), *dl = dev_i32(len, B),
          *dy = dev_poison(B * T * d * 2);
     CT_ASSERT_OK(ct_cuda_glu_dwconv_silu(g_cuda, dy, da, dw, db, dl, B, T, d, K));
-    float *got = get_bf16(dy, B * T * d);
-    expect_close("GLU+dwconv+BN+SiLU", got, ref, B * T * d, 5e-3);
+    got = get_bf16(dy, B * T * d);
+    expect_close(pass ? "GLU+dwconv7+BN+SiLU (generic)" : "GLU+dwconv9+BN+SiLU (window)", got, ref, B * T * d, 5e-3);
     free(got);
     ct_cuda_dfree(g_cuda, da); ct_cuda_dfree(g_cuda, dw); ct_cuda_dfree(g_cuda, db); ct_cuda_dfree(g_cuda, dl);
     ct_cuda_dfree(g_cuda, dy);
-    /* SiLU */
-    int n = 1000;
+    free(a); free(w); free(bias); free(ref);
+    }
+    /* SiLU: 16-byte path (n % 8 == 0) and the scalar path */
+    for (int n = 1000; n <= 1003; n += 3) {
     float *x = malloc(n * 4), *r2 = malloc(n * 4);
     fill(x, n, 6.f);
     for (int i = 0; i < n; i++) r2[i] = (float)(x[i] / (1.0 + exp(-x[i])));
     void *dx = dev_bf16(x, n);
     CT_ASSERT_OK(ct_cuda_silu(g_cuda, dx, n));
     got = get_bf16(dx, n);
-    expect_close("SiLU", got, r2, n, 5e-3);
+    expect_close(n == 1000 ? "SiLU (vector)" : "SiLU (scalar)", got, r2, n, 5e-3);
     free(got); free(x); free(r2); ct_cuda_dfree(g_cuda, dx);
-    free(a); free(w); free(bias); free(ref);
+    }
 }
 
 static void test_subsampling(void **state) {

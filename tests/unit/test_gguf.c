@@ -13,6 +13,7 @@
 #include "model/convert.h"
 #include "model/gguf.h"
 #include "model/random_model.h"
+#include "model/tokenizer.h"
 #include "testutil.h"
 
 /* ---- a little GGUF image builder ---------------------------------------- */
@@ -398,6 +399,24 @@ static void test_round_trip(void **state) {
     assert_files_equal(d1, back, "config.json");
     assert_files_equal(d1, back, "generation_config.json");
     assert_files_equal(d1, back, "tokenizer.json");
+    /* the vocabulary the GGUF carries is usable by the tokenizer module */
+    char tj0[4096];
+    snprintf(tj0, sizeof tj0, "%s/tok-from-gguf.json", d2);
+    CT_ASSERT_OK(ct_convert_gguf_tokenizer(gp, tj0));
+    ct_tokenizer *tok;
+    CT_ASSERT_OK(ct_tokenizer_load(tj0, &tok));
+    assert_int_equal(ct_tokenizer_vocab_size(tok), 400);
+    assert_int_equal(ct_tokenizer_id(tok, "\xe2\x96\x81"), ct_checkpoint_config(c)->decoder_start_id);
+    assert_int_equal(ct_tokenizer_id(tok, "<|endoftext|>"), ct_checkpoint_config(c)->eos_id);
+    assert_true(ct_tokenizer_is_special(tok, ct_tokenizer_id(tok, "<|en|>")));
+    assert_false(ct_tokenizer_is_special(tok, ct_tokenizer_id(tok, "<0x41>")));
+    int32_t ids[16];
+    int np;
+    CT_ASSERT_OK(ct_tokenizer_prompt(tok, "en", 1, ids, 16, &np));
+    assert_int_equal(np, 10);
+    assert_int_equal(ids[0], ct_checkpoint_config(c)->decoder_start_id);
+    assert_int_equal(ids[4], ct_tokenizer_id(tok, "<|en|>"));
+    ct_tokenizer_free(tok);
     ct_checkpoint_free(c);
     ct_checkpoint_free(b);
 
@@ -419,6 +438,10 @@ static void test_round_trip(void **state) {
     ct_gguf_writer_free(w);
     CT_ASSERT_STATUS(ct_checkpoint_open(p, &a), CT_ERR_UNSUPPORTED);
     CT_ASSERT_ERROR_HAS("general.architecture 'whisper' is not cohere-transcribe");
+    char tj[4096];
+    snprintf(tj, sizeof tj, "%s/t.json", d2);
+    CT_ASSERT_STATUS(ct_convert_gguf_tokenizer(p, tj), CT_ERR_NOT_FOUND);
+    CT_ASSERT_ERROR_HAS("no tokenizer.ggml.tokens");
     CT_ASSERT_OK(ct_gguf_writer_create(p, &w));
     CT_ASSERT_OK(ct_gguf_writer_set_u32(w, "x", 1));
     CT_ASSERT_OK(ct_gguf_writer_finish(w));

@@ -15,7 +15,6 @@
 #include "model/hub_internal.h"
 #include "model/resolve.h"
 #include "testutil.h"
-#include "vad/silero_weights.h"
 
 static void test_repo_ids(void **state) {
     (void)state;
@@ -323,6 +322,16 @@ static void test_spec_and_dirs(void **state) {
     assert_string_equal(out, real);
     free(out);
     free(real);
+    /* "~/..." is expanded like a shell would */
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    CT_ASSERT_OK(ct_model_resolve("~/m", NULL, NULL, &out));
+    real = realpath(m, NULL);
+    assert_string_equal(out, real);
+    free(out);
+    free(real);
+    if (saved_home) setenv("HOME", saved_home, 1);
+    free(saved_home);
     CT_ASSERT_STATUS(ct_model_resolve(m, "main", NULL, &out), CT_ERR_INVALID_ARG);
     CT_ASSERT_ERROR_HAS("--model-revision cannot be used with a local model directory");
 
@@ -365,9 +374,15 @@ static void test_vad_weights(void **state) {
     CT_ASSERT_STATUS(ct_vad_weights_resolve(empty, NULL, &out), CT_ERR_NOT_FOUND);
     CT_ASSERT_STATUS(ct_vad_weights_resolve("./missing.onnx", NULL, &out), CT_ERR_NOT_FOUND);
     char *saved = getenv(CT_SILERO_WEIGHTS_ENV) ? strdup(getenv(CT_SILERO_WEIGHTS_ENV)) : NULL;
+    char *saved2 = getenv(CT_SILERO_WEIGHTS_ENV_ALT) ? strdup(getenv(CT_SILERO_WEIGHTS_ENV_ALT)) : NULL;
     unsetenv(CT_SILERO_WEIGHTS_ENV);
+    unsetenv(CT_SILERO_WEIGHTS_ENV_ALT);
     CT_ASSERT_STATUS(ct_vad_weights_resolve(NULL, NULL, &out), CT_ERR_NOT_FOUND);
     CT_ASSERT_ERROR_HAS(CT_SILERO_WEIGHTS_ENV);
+    setenv(CT_SILERO_WEIGHTS_ENV_ALT, p, 1);
+    CT_ASSERT_STATUS(ct_vad_weights_resolve(NULL, NULL, &out), CT_ERR_FORMAT);
+    CT_ASSERT_ERROR_HAS(p);
+    unsetenv(CT_SILERO_WEIGHTS_ENV_ALT);
     setenv(CT_SILERO_WEIGHTS_ENV, p, 1);
     CT_ASSERT_STATUS(ct_vad_weights_resolve(NULL, NULL, &out), CT_ERR_FORMAT);
     /* the real file, when tests/setup fetched it from PyPI */
@@ -379,7 +394,9 @@ static void test_vad_weights(void **state) {
     }
     if (saved) setenv(CT_SILERO_WEIGHTS_ENV, saved, 1);
     else unsetenv(CT_SILERO_WEIGHTS_ENV);
+    if (saved2) setenv(CT_SILERO_WEIGHTS_ENV_ALT, saved2, 1);
     free(saved);
+    free(saved2);
     ct_test_rmtree(dir);
 }
 

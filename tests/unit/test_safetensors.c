@@ -241,6 +241,7 @@ static void test_malformed_headers(void **state) {
     expect_bad("{\"a\":{\"dtype\":3,\"shape\":[2],\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "dtype is not a string");
     expect_bad("{\"a\":{\"dtype\":\"Q4_0\",\"shape\":[2],\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "unknown dtype 'Q4_0'");
     expect_bad("{\"a\":{\"dtype\":\"f32\",\"shape\":[2],\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "unknown dtype 'f32'");
+    expect_bad("{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_UNSUPPORTED, "dtype F64 is not supported");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "missing shape");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":2,\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "shape is not an array");
     expect_bad("{\"a\":{\"dtype\":\"F32\",\"shape\":[2.0],\"data_offsets\":[0,8]}}", -1, 8, CT_ERR_FORMAT, "shape[0] is not an integer");

@@ -282,6 +282,11 @@ static int bench(ct_cuda_asr *m, int B, double secs, int ntok, int reps, int gra
            "\"encoder_tflops\":%.1f,\"encoder_frac_of_gemm\":%.3f,\"steps\":%d,\"workspace_gib\":%.2f}\n",
            B, secs, ntok, graph, med[0], med[2], med[1], med[3], B * secs / med[0], fl / 1e12, fl / med[1] / 1e12,
            peak > 0 ? fl / med[1] / 1e12 / peak : 0, res.steps, res.workspace_bytes / 1073741824.0);
+    if (res.n_prof) {
+        printf("{\"what\":\"encoder_profile\",\"batch\":%d", B);
+        for (int k = 0; k < res.n_prof; k++) printf(",\"%s_ms\":%.2f", res.prof_name[k], res.prof_ms[k]);
+        printf("}\n");
+    }
     fflush(stdout);
     for (int b = 0; b < B; b++) free(pcm[b]);
     free(pcm); free(sec); free(ns); free(tok); free(ng);

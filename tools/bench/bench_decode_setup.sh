@@ -10,7 +10,7 @@ cd "$dir"
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
 espeak-ng -v en-us -s 160 -w one.wav "The quick brown fox jumps over the lazy dog. \
 Speech recognition should decode every container and codec with the same samples."
-sox one.wav -r 16000 -c 1 -b 16 one16.wav
+sox -D one.wav -r 16000 -c 1 -b 16 one16.wav
 ff -stream_loop -1 -i one16.wav -t 600 -c:a pcm_s16le bench.wav
 ff -i bench.wav -c:a flac bench.flac
 ff -i bench.wav -c:a libmp3lame -b:a 64k bench.mp3

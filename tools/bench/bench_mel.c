@@ -4,7 +4,8 @@
  * speed does not depend on the values) and prints the real-time factor:
  * seconds of audio per second of compute. Run it on one core as
  *   OMP_NUM_THREADS=1 build/bin/bench_mel [seconds=30] [batch=1] [reps=20] [dither=1]
- * It also times the plain reference path once per clip (--plain) for scale.
+ * It also times the plain reference path once per clip (--plain) for scale;
+ * --isa N runs a narrower kernel than the CPU has (0 baseline, 1 AVX2).
  * Besides wall time it reports process CPU time per call: on a shared
  * machine the wall clock also counts time spent waiting for a core, CPU time
  * does not (with one thread the two agree on an idle machine).
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include "asr/mel.h"
+#include "asr/mel_internal.h"
 #include "asr/torch_rng.h"
 
 static double now_s(void) {
@@ -42,6 +44,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--plain")) {
             plain = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
+            ct_mel__set_isa(atoi(argv[++i]));
             continue;
         }
         switch (pos++) {
@@ -91,9 +97,10 @@ int main(int argc, char **argv) {
     qsort(times, (size_t)reps, sizeof(double), cmp_double);
     qsort(cpus, (size_t)reps, sizeof(double), cmp_double);
     double med = times[reps / 2], cmed = cpus[reps / 2], audio = secs * batch;
-    printf("mel fast: %d x %.1f s clips, dither %d, %d reps: wall median %.3f ms (%.0fx real time), "
+    static const char *isa_names[3] = {"baseline", "AVX2", "AVX-512"};
+    printf("mel fast (%s kernel): %d x %.1f s clips, dither %d, %d reps: wall median %.3f ms (%.0fx real time), "
            "wall min %.3f ms (%.0fx), CPU median %.3f ms (%.0fx)\n",
-           batch, secs, dither, reps, 1e3 * med, audio / med, 1e3 * times[0], audio / times[0],
+           isa_names[ct_mel__isa()], batch, secs, dither, reps, 1e3 * med, audio / med, 1e3 * times[0], audio / times[0],
            1e3 * cmed, audio / cmed);
     if (plain) {
         double t0 = now_s(), c0 = cpu_s();

@@ -26,7 +26,8 @@ bash tools/device/build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log
 if has tests; then
   echo "== $(( $(date +%s) - t0 ))s tests"
   { build-dev/test_scheduler; echo "test_scheduler rc=$?"; build-dev/test_cuda_ops; echo "test_cuda_ops rc=$?";
-    $SAN build-dev/test_cuda_ops 2>&1 | grep -E "ERROR SUMMARY|Invalid|rc=|FAILED" | head -20
+    # --report-api-errors no: test_alloc_injection provokes a real cudaMalloc failure on purpose
+    $SAN --report-api-errors no --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
     echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
   grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$OUT/tests.log" | head -60
 fi
@@ -36,9 +37,12 @@ if has tiny; then
       grep -v -i warn
     build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors
     echo "bench tiny rc=$?"
-    $SAN build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
-      grep -E "ERROR SUMMARY|Invalid|at 0x|error" | head -20
-    echo "memcheck tiny model rc=${PIPESTATUS[0]}"; } > "$OUT/tiny.log" 2>&1
+    $SAN --print-limit 4 build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
+      grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -60
+    echo "memcheck tiny model rc=${PIPESTATUS[0]}"
+    CT_CUDA_BD_BLOCKED=1 $SAN --print-limit 4 build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
+      grep -E -A7 "ERROR SUMMARY|Invalid|error|parity" | sed 's/"parity"/"parity_blocked"/' | head -60
+    echo "memcheck tiny model blocked-bd rc=${PIPESTATUS[0]}"; } > "$OUT/tiny.log" 2>&1
   grep -E "parity|rc=|ERROR SUMMARY|error" "$OUT/tiny.log" | head -30
 fi
 if has full; then
@@ -50,7 +54,13 @@ if has full; then
   build-dev/bench_cuda_asr --model /tmp/full --gemm --parity /tmp/full_parity.safetensors --bench 128,30,100 \
       --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
   echo "bench full rc=$?" >> "$OUT/cuda_full.log"
-  tail -12 "$OUT/cuda_full.log"
+  CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
+  # A/B: blocked position scores (half the bd GEMM): parity and speed
+  CT_CUDA_BD_BLOCKED=1 build-dev/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors \
+      --bench 128,30,100 --reps 3 > "$OUT/cuda_bdblk.log" 2>&1
+  CT_CUDA_BD_BLOCKED=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
+    grep profile | sed 's/"encoder_profile"/"encoder_profile_bd_blocked"/' >> "$OUT/cuda_bdblk.log"
+  tail -4 "$OUT/cuda_bdblk.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"
 python3 tools/device/summarize.py "$OUT"/*.log | tee "$OUT/summary.txt"

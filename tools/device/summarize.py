@@ -53,6 +53,10 @@ if cu:
     line("cuda: PCM -> tokens total s", f"{c['total_s']:.3f}", f"RTFx {c['rtfx_total']}")
     if peak:
         line("cuda encoder / cuBLASLt GEMM rate", f"{c['encoder_tflops'] / peak:.2f}", "target ≈ 0.6")
+for c in cu[:-1]:  # variants (other logs)
+    line(f"variant {c['_log']}: encoder s / total s", f"{c['encoder_s']:.3f} / {c['total_s']:.3f}",
+         f"encoder ratio {tf[-1]['encoder_s'] / c['encoder_s']:.2f}x, total ratio "
+         f"{tf[-1]['fe_plus_generate_s'] / c['total_s']:.2f}x" if tf else "")
 if tf and cu:
     t, c = tf[-1], cu[-1]
     line("RATIO total (tf fe+generate / cuda)", f"{t['fe_plus_generate_s'] / c['total_s']:.2f}x", "target ≥ 3")
@@ -66,6 +70,11 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
+for what in ("encoder_profile", "encoder_profile_bd_blocked"):
+    for r in pick(what):
+        items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
+        tot = sum(v for _, v in items)
+        line(what.replace("encoder_profile", "encoder profile ms") , f"{tot:.1f}", " ".join(f"{k}={v:.1f}" for k, v in items))
 for r in pick("error"):
     line(f"ERROR in {r['_log']} at {r['at']}", "", r["message"][:200])
 print("\n".join(out))

@@ -74,7 +74,7 @@ def espeak(tmp, name, voice, speed, text):
 def to16k(tmp, src, name, pad_start=0.0):
     """Resample to 16 kHz mono s16, optionally with leading silence."""
     out = os.path.join(tmp, name + ".16k.wav")
-    cmd = ["sox", src, "-r", str(SR), "-c", "1", "-b", "16", out]
+    cmd = ["sox", "-R", src, "-r", str(SR), "-c", "1", "-b", "16", out]
     if pad_start > 0:
         cmd += ["pad", str(pad_start), "0"]
     run(cmd)
@@ -84,7 +84,7 @@ def to16k(tmp, src, name, pad_start=0.0):
 def finish(tmp, src, dst, nsamples, noise_db):
     """Pad/trim to exactly nsamples and mix in repeatable noise (sox -R)."""
     body = os.path.join(tmp, "body.wav")
-    run(["sox", src, "-r", str(SR), "-c", "1", "-b", "16", body, "pad", "0", "60",
+    run(["sox", "-R", src, "-r", str(SR), "-c", "1", "-b", "16", body, "pad", "0", "60",
          "trim", "0", "%ds" % nsamples])
     if noise_db is None:
         shutil.copyfile(body, dst)
@@ -113,7 +113,7 @@ def make_audio():
                 b = to16k(tmp, espeak(tmp, "ar", "ar", 140, "مرحبا بكم في هذا الاختبار الصغير"), "ar",
                           pad_start=0.6)
                 cat = os.path.join(tmp, "cat3.wav")
-                run(["sox", a, b, cat])
+                run(["sox", "-R", a, b, cat])
                 finish(tmp, cat, dst, n, ("whitenoise", 0.01))
             elif name == "c5_es_en_34s":
                 a = to16k(tmp, espeak(tmp, "es", "es", 140,
@@ -128,7 +128,7 @@ def make_audio():
                                       "one, two, three, four, five, six, seven, eight, nine, ten."),
                           "en2", pad_start=2.5)
                 cat = os.path.join(tmp, "cat5.wav")
-                run(["sox", a, b, cat])
+                run(["sox", "-R", a, b, cat])
                 finish(tmp, cat, dst, n, ("pinknoise", 0.015))
             else:
                 voice, speed, text = speech

@@ -18,6 +18,11 @@ synthetic clips that C rebuilds bit for bit from integers: sample i is
 amp(i) * (((i * 2654435761 + seed) mod 2^32 >> 8) * 2^-24 - 0.5) in float32, amp piecewise
 constant from the listed segments (1.0 elsewhere).
 
+Also writes tests/fixtures/mel/silence.json: features of all-zero clips with dither 0,
+alone and in padded batches. Every valid value of such a clip is one constant that is
+not 0 but the reference's float32 rounding of its own mean and variance, which depends
+on the batch's padded length; the C normalisation must reproduce it bit for bit.
+
 Run: /work/refenv/bin/python tools/reference/make_mel_fixtures.py   (deterministic)
 """
 import json, os, subprocess, sys
@@ -135,6 +140,37 @@ def chunks():
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
+SILENCE_BATCHES = [[2000], [16000], [32000], [48000], [160000], [480000], [16000, 160000],
+                   [32000, 480000, 2000]]
+
+
+def silence():
+    sys.path.insert(0, os.path.join(HERE, "shim"))
+    import numpy as np, torch, transformers
+    from transformers import CohereAsrFeatureExtractor
+    torch.set_num_threads(1)
+    fe = CohereAsrFeatureExtractor(dither=0.0)
+    cases = []
+    for ns in SILENCE_BATCHES:
+        f = fe([np.zeros(n, np.float32) for n in ns], sampling_rate=16000, return_tensors="pt")
+        x = f["input_features"]
+        vals = []
+        for i, n in enumerate(ns):
+            L = n // 160
+            v = x[i, :L]
+            u = torch.unique(v)
+            assert u.numel() == 1, (ns, i)
+            vals.append("%08x" % int(np.float32(u.item()).view(np.uint32)))
+        cases.append({"samples": ns, "T": int(x.shape[1]), "value_bits": vals})
+    out = {"torch": torch.__version__, "transformers": transformers.__version__,
+           "command": "python tools/reference/make_mel_fixtures.py", "cases": cases}
+    path = os.path.join(ROOT, "tests", "fixtures", "mel", "silence.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print("wrote", path, os.path.getsize(path), "bytes")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child()
@@ -150,6 +186,7 @@ def main():
     res["command"] = "python tools/reference/make_mel_fixtures.py"
     frontend()
     chunks()
+    silence()
     path = os.path.join(ROOT, "tests", "fixtures", "mel", "randn.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

@@ -44,6 +44,37 @@ PARAMS = {
 }
 
 
+def synthetic():
+    """12 s of non-speech made from integers so that C can rebuild it
+    exactly: 4 s of full-scale white noise (xorshift32, int16), 4 s of a
+    0.9-amplitude 440 Hz sine rounded to int16, 4 s of the noise at 1/256.
+    Samples are int16 / 32768 (as a 16-bit file decodes)."""
+    out = np.zeros(12 * 16000, np.float32)
+    state = 2463534242
+    noise = np.zeros(4 * 16000, np.int64)
+    for i in range(len(noise)):
+        state ^= (state << 13) & 0xFFFFFFFF
+        state ^= state >> 17
+        state ^= (state << 5) & 0xFFFFFFFF
+        noise[i] = (state & 0xFFFF) - 32768
+    out[:64000] = noise / 32768.0
+    t = np.arange(64000)
+    out[64000:128000] = np.round(0.9 * 32767 * np.sin(2 * np.pi * 440 * t / 16000)) / 32768.0
+    out[128000:] = np.trunc(noise / 256.0) / 32768.0
+    return out
+
+
+def probs_of(model, wav):
+    model.reset_states()
+    probs = []
+    for start in range(0, len(wav), 512):
+        chunk = wav[start:start + 512]
+        if len(chunk) < 512:
+            chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
+        probs.append(float(model(chunk, 16000).item()))
+    return probs
+
+
 def main():
     model_path = os.path.join(os.path.dirname(silero_vad.__file__), "data", "silero_vad.onnx")
     sha = hashlib.sha256(open(model_path, "rb").read()).hexdigest()
@@ -53,13 +84,8 @@ def main():
     model = OnnxWrapper(model_path, force_onnx_cpu=True)
 
     # Probabilities exactly as get_speech_timestamps computes them.
-    model.reset_states()
-    probs = []
-    for start in range(0, len(wav), 512):
-        chunk = wav[start:start + 512]
-        if len(chunk) < 512:
-            chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
-        probs.append(float(model(chunk, 16000).item()))
+    probs = probs_of(model, wav)
+    synth = probs_of(model, torch.from_numpy(synthetic()))
 
     runs = []
     for name, kw in PARAMS.items():
@@ -77,6 +103,7 @@ def main():
         "samples": int(len(audio)),
         "probabilities": probs,
         "runs": runs,
+        "synthetic_probabilities": synth,
     }
     with open(OUT, "w") as f:
         json.dump(doc, f, indent=1)

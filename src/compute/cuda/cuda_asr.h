@@ -72,6 +72,11 @@ typedef struct ct_cuda_asr_result {
     double mel_s, encoder_s, decoder_s, total_s; /* wall seconds per stage */
     int steps;
     size_t workspace_bytes;
+    /* With CT_CUDA_PROFILE=1 in the environment: encoder time per op kind
+     * (device events around every launch; adds sync-free overhead only). */
+    int n_prof;
+    const char *prof_name[32];
+    double prof_ms[32];
 } ct_cuda_asr_result;
 
 ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res);

@@ -26,6 +26,12 @@ static void *take(bump *b, size_t n) {
     return b->base ? b->base + o : NULL;
 }
 
+/* bd rows padded to 8 floats: cuBLAS picks far faster kernels for 32-byte aligned rows */
+static int bd_ld(int T) { return (2 * T - 1 + 7) & ~7; }
+/* blocked position scores (CT_CUDA_BD_BLOCKED=1): query blocks of BD_BLK rows */
+#define BD_BLK 64
+static int bd_ldn(int T) { return (T + BD_BLK - 1 + 7) & ~7; }
+
 static int next_len(int L) { return L > 0 ? (L - 1) / 2 + 1 : 0; }
 
 typedef struct {
@@ -34,8 +40,10 @@ typedef struct {
     float *pcm, *frames, *spec, *power, *feats;
     uint16_t *y1, *y2a, *y2b, *y3a, *y3b;
     float *x;
-    uint16_t *a, *big, *qu, *qv, *k, *v, *oh, *o, *pe, *rp, *P, *ymid;
-    float *ac, *bd;
+    uint16_t *a, *big, *o, *pe, *rp, *P, *ymid;
+    float *ac, *bd, *uk, *vr;
+    const void **pa, **pb; /* blocked position scores: pointer arrays */
+    void **pd;
     uint16_t *encb, *encp, *ckv, *scache;
     float *dx, *logits;
     uint16_t *da, *dqkv, *dq, *dout, *dh;
@@ -63,15 +71,21 @@ static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
     p->x = (float *)take(b, R * D * 4);
     p->a = (uint16_t *)take(b, R * D * 2);
     size_t bigw = d->enc_ff > 3 * D ? d->enc_ff : 3 * D;
-    p->big = (uint16_t *)take(b, R * bigw * 2);
-    p->qu = (uint16_t *)take(b, R * D * 2); p->qv = (uint16_t *)take(b, R * D * 2);
-    p->k = (uint16_t *)take(b, R * D * 2); p->v = (uint16_t *)take(b, R * D * 2);
-    p->oh = (uint16_t *)take(b, R * D * 2); p->o = (uint16_t *)take(b, R * D * 2);
+    p->big = (uint16_t *)take(b, (R + BD_BLK) * bigw * 2); /* slack: the last query block reads past R */
+    p->o = (uint16_t *)take(b, R * D * 2);
+    p->uk = (float *)take(b, (size_t)H * R * 4);
+    p->vr = (float *)take(b, (size_t)H * (2 * T - 1) * 4);
     p->ymid = (uint16_t *)take(b, R * D * 2);
-    p->pe = (uint16_t *)take(b, (size_t)(2 * T - 1) * D * 2);
-    p->rp = (uint16_t *)take(b, (size_t)(2 * T - 1) * D * 2);
+    p->pe = (uint16_t *)take(b, (size_t)(2 * T - 1 + BD_BLK) * D * 2);
+    p->rp = (uint16_t *)take(b, (size_t)(2 * T - 1 + BD_BLK) * D * 2);
+    int nblk = (T + BD_BLK - 1) / BD_BLK;
+    size_t nptr = (size_t)H * B * nblk;
+    p->pa = (const void **)take(b, nptr * 8);
+    p->pb = (const void **)take(b, nptr * 8);
+    p->pd = (void **)take(b, nptr * 8);
     p->ac = (float *)take(b, (size_t)H * R * T * 4);
-    p->bd = (float *)take(b, (size_t)H * R * (2 * T - 1) * 4);
+    size_t bd_plain = (size_t)H * R * bd_ld(T), bd_blocked = nptr * BD_BLK * (size_t)bd_ldn(T);
+    p->bd = (float *)take(b, (bd_plain > bd_blocked ? bd_plain : bd_blocked) * 4);
     p->P = (uint16_t *)take(b, (size_t)H * R * T * 2);
     int DD = d->d_dec, L = d->dec_layers;
     p->encb = (uint16_t *)take(b, R * D * 2);
@@ -131,55 +145,115 @@ static ct_status frontend(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     return ct_cuda_mel_normalize(c, p->feats, p->dL0, B, p->Tm, M);
 }
 
-static ct_status encoder(ct_cuda_asr *m, plan *p) {
+/* Optional per-op timing of the encoder (CT_CUDA_PROFILE=1): an event before
+ * and after each launch group, summed per name after the stage. */
+typedef struct {
+    int on, n;
+    cudaEvent_t ev[2][4096];
+    const char *name[4096];
+} prof;
+
+#define PROF(pf, st, nm, expr)                                               \
+    do {                                                                     \
+        if ((pf)->on && (pf)->n < 4096) cudaEventRecord((pf)->ev[0][(pf)->n], st); \
+        CT_TRY(expr);                                                        \
+        if ((pf)->on && (pf)->n < 4096) {                                    \
+            cudaEventRecord((pf)->ev[1][(pf)->n], st);                       \
+            (pf)->name[(pf)->n++] = nm;                                      \
+        }                                                                    \
+    } while (0)
+
+static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
     ct_cuda *c = m->c;
+    cudaStream_t st = c->stream;
     const ct_cuda_asr_dims *d = &m->d;
     int B = p->B, C = d->sub_channels, D = d->d_enc, H = d->enc_heads, Dh = D / H, T = p->T3, FF = d->enc_ff;
     int R = B * T;
-    CT_TRY(ct_cuda_subsample_conv0(c, p->y1, p->feats, m->conv0_w, m->conv0_b, p->dL0, p->dL1, B, p->Tm, d->n_mels, C));
-    CT_TRY(ct_cuda_subsample_dw(c, p->y2a, p->y1, m->dw1_w, m->dw1_b, p->dL1, B, p->T1, p->F1, C));
-    CT_TRY(gemm(c, B * p->T2 * p->F2, p->y2a, &m->pw1, p->y2b, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
-    CT_TRY(ct_cuda_subsample_dw(c, p->y3a, p->y2b, m->dw2_w, m->dw2_b, p->dL2, B, p->T2, p->F2, C));
-    CT_TRY(gemm(c, R * p->F3, p->y3a, &m->pw2, p->y3b, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
-    CT_TRY(ct_cuda_mask_rows(c, p->y3b, p->dL3, B, T, (size_t)p->F3 * C));
-    CT_TRY(gemm(c, R, p->y3b, &m->sub_out, p->x, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
-    CT_TRY(ct_cuda_relpos_table(c, p->pe, T, D));
+    PROF(pf, st, "subsampling", ct_cuda_subsample_conv0(c, p->y1, p->feats, m->conv0_w, m->conv0_b, p->dL0, p->dL1, B, p->Tm, d->n_mels, C));
+    PROF(pf, st, "subsampling", ct_cuda_subsample_dw(c, p->y2a, p->y1, m->dw1_w, m->dw1_b, p->dL1, B, p->T1, p->F1, C));
+    PROF(pf, st, "subsampling", gemm(c, B * p->T2 * p->F2, p->y2a, &m->pw1, p->y2b, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
+    PROF(pf, st, "subsampling", ct_cuda_subsample_dw(c, p->y3a, p->y2b, m->dw2_w, m->dw2_b, p->dL2, B, p->T2, p->F2, C));
+    PROF(pf, st, "subsampling", gemm(c, R * p->F3, p->y3a, &m->pw2, p->y3b, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
+    PROF(pf, st, "subsampling", ct_cuda_mask_rows(c, p->y3b, p->dL3, B, T, (size_t)p->F3 * C));
+    PROF(pf, st, "subsampling", gemm(c, R, p->y3b, &m->sub_out, p->x, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
     float scale = 1.f / sqrtf((float)Dh);
+    long long sq = (long long)T * 3 * D;
+    const char *bdb = getenv("CT_CUDA_BD_PERHEAD"); /* A/B switches for the benchmark */
+    int bd_batched = !(bdb && *bdb == '1');
+    const char *bdh = getenv("CT_CUDA_BD_BF16"); /* position scores stored bf16, as the reference does */
+    int bd16 = bdh && *bdh == '1';
+    const char *bdk = getenv("CT_CUDA_BD_BLOCKED");
+    int bd_blocked = bdk && *bdk == '1';
+    if (bd_blocked) {
+        CT_TRY(ct_cuda_relpos_table_rev(c, p->pe, T, D));
+        CT_TRY(ct_cuda_memset(c, p->pe + (size_t)(2 * T - 1) * D, 0, (size_t)BD_BLK * D * 2));
+        CT_TRY(ct_cuda_memset(c, p->rp + (size_t)(2 * T - 1) * D, 0, (size_t)BD_BLK * D * 2));
+        CT_TRY(ct_cuda_relattn_blk_ptrs(c, p->pa, p->pb, p->pd, p->big, p->rp, p->bd, B, T, H, Dh, BD_BLK, bd_ldn(T)));
+    } else {
+        CT_TRY(ct_cuda_relpos_table(c, p->pe, T, D));
+    }
+    PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, m->enc[0].ln_ff1.w, m->enc[0].ln_ff1.b, R, D, 1e-5f));
     for (int l = 0; l < d->enc_layers; l++) {
         enc_layer *e = &m->enc[l];
-        /* x += 0.5 · FF1(LN(x)) */
-        CT_TRY(ct_cuda_layernorm(c, p->a, p->x, e->ln_ff1.w, e->ln_ff1.b, R, D, 1e-5f));
-        CT_TRY(gemm(c, R, p->a, &e->ff1a, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_silu(c, p->big, (size_t)R * FF));
-        CT_TRY(gemm(c, R, p->big, &e->ff1b, p->x, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE));
+        /* x += 0.5 · FF1(LN(x)); a already holds LN_ff1(x) */
+        PROF(pf, st, "gemm_ff_in", gemm(c, R, p->a, &e->ff1a, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "silu", ct_cuda_silu(c, p->big, (size_t)R * FF));
+        PROF(pf, st, "gemm_ff_out", gemm(c, R, p->big, &e->ff1b, p->x, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE));
         /* x += MHSA(LN(x)) */
-        CT_TRY(ct_cuda_layernorm(c, p->a, p->x, e->ln_att.w, e->ln_att.b, R, D, 1e-5f));
-        CT_TRY(gemm(c, R, p->a, &e->qkv, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(gemm(c, 2 * T - 1, p->pe, &e->pos, p->rp, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_relattn_prep(c, p->qu, p->qv, p->k, p->v, p->big, e->u, e->v, B, T, H, Dh));
-        ct_cuda_bgemm_args ac = {T, T, Dh, H * B, p->qu, Dh, (long long)T * Dh, p->k, Dh, (long long)T * Dh, 1,
-                                 p->ac, T, (long long)T * T, 1, 1.f};
-        CT_TRY(ct_cuda_bgemm(c, &ac));
-        ct_cuda_bgemm_args bd = {R, 2 * T - 1, Dh, H, p->qv, Dh, (long long)R * Dh, p->rp, D, Dh, 1,
-                                 p->bd, 2 * T - 1, (long long)R * (2 * T - 1), 1, 1.f};
-        CT_TRY(ct_cuda_bgemm(c, &bd));
-        CT_TRY(ct_cuda_relattn_softmax(c, p->P, p->ac, p->bd, p->dL3, B, T, H, scale));
-        ct_cuda_bgemm_args pv = {T, Dh, T, H * B, p->P, T, (long long)T * T, p->v, Dh, (long long)T * Dh, 0,
-                                 p->oh, Dh, (long long)T * Dh, 0, 1.f};
-        CT_TRY(ct_cuda_bgemm(c, &pv));
-        CT_TRY(ct_cuda_heads_merge(c, p->o, p->oh, B, T, H, Dh));
-        CT_TRY(gemm(c, R, p->o, &e->out, p->x, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, e->ln_att.w, e->ln_att.b, R, D, 1e-5f));
+        PROF(pf, st, "gemm_qkv", gemm(c, R, p->a, &e->qkv, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "gemm_pos", gemm(c, 2 * T - 1, p->pe, &e->pos, p->rp, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "attn_uv", ct_cuda_relattn_uv(c, p->uk, p->vr, p->big, p->rp, e->u, e->v, B, T, H, Dh));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args ac = {T, T, Dh, B, p->big + h * Dh, 3 * D, sq, p->big + D + h * Dh, 3 * D, sq, 1,
+                                     p->ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+            PROF(pf, st, "attn_ac_gemm", ct_cuda_bgemm(c, &ac));
+        }
+        if (bd_blocked) {
+            /* p->pe holds the reversed table here, so rp is R' */
+            int nblk = (T + BD_BLK - 1) / BD_BLK;
+            PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm_ptr(c, BD_BLK, T + BD_BLK - 1, Dh, p->pa, 3 * D, p->pb, D,
+                                                           p->pd, bd_ldn(T), H * B * nblk));
+            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_blk(c, p->P, p->ac, p->bd, BD_BLK, bd_ldn(T), p->uk,
+                                                                     p->vr, 2 * T - 1, p->dL3, B, T, H, scale));
+        } else {
+            if (bd_batched) {
+                ct_cuda_bgemm_args bd = {R, 2 * T - 1, Dh, H, p->big, 3 * D, Dh, p->rp, D, Dh, 1,
+                                         p->bd, bd_ld(T), (long long)R * bd_ld(T), !bd16, 1.f};
+                PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm(c, &bd));
+            } else {
+                /* one plain GEMM per head: bd_h (R, 2T−1) = q_h (R, Dh; rows of qkv) · p_hᵀ */
+                for (int h = 0; h < H; h++) {
+                    ct_cuda_gemm_args g = {R, 2 * T - 1, Dh, p->big + h * Dh, 3 * D, p->rp + h * Dh, D, NULL,
+                                           (char *)p->bd + (size_t)h * R * bd_ld(T) * (bd16 ? 2 : 4), bd_ld(T), !bd16,
+                                           1.f, 0.f, CT_CUDA_ACT_NONE};
+                    PROF(pf, st, "attn_bd_gemm", ct_cuda_gemm(c, &g));
+                }
+            }
+            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, bd16, (size_t)bd_ld(T),
+                                                                    p->uk, p->vr, p->dL3, B, T, H, scale));
+        }
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args pv = {T, Dh, T, B, p->P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     p->big + 2 * D + h * Dh, 3 * D, sq, 0, p->o + h * Dh, D, (long long)T * D, 0, 1.f};
+            PROF(pf, st, "attn_pv_gemm", ct_cuda_bgemm(c, &pv));
+        }
+        PROF(pf, st, "gemm_attn_out", gemm(c, R, p->o, &e->out, p->x, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
         /* x += Conv(LN(x)) */
-        CT_TRY(ct_cuda_layernorm(c, p->a, p->x, e->ln_conv.w, e->ln_conv.b, R, D, 1e-5f));
-        CT_TRY(gemm(c, R, p->a, &e->pw1, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_glu_dwconv_silu(c, p->ymid, p->big, e->dw_w, e->dw_b, p->dL3, B, T, D, d->conv_kernel));
-        CT_TRY(gemm(c, R, p->ymid, &e->pw2, p->x, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
-        /* x += 0.5 · FF2(LN(x)); x = LN(x) */
-        CT_TRY(ct_cuda_layernorm(c, p->a, p->x, e->ln_ff2.w, e->ln_ff2.b, R, D, 1e-5f));
-        CT_TRY(gemm(c, R, p->a, &e->ff2a, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_silu(c, p->big, (size_t)R * FF));
-        CT_TRY(gemm(c, R, p->big, &e->ff2b, p->x, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_layernorm_f32(c, p->x, p->x, e->ln_out.w, e->ln_out.b, R, D, 1e-5f));
+        PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, e->ln_conv.w, e->ln_conv.b, R, D, 1e-5f));
+        PROF(pf, st, "gemm_pw1", gemm(c, R, p->a, &e->pw1, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "glu_dwconv", ct_cuda_glu_dwconv_silu(c, p->ymid, p->big, e->dw_w, e->dw_b, p->dL3, B, T, D, d->conv_kernel));
+        PROF(pf, st, "gemm_pw2", gemm(c, R, p->ymid, &e->pw2, p->x, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
+        /* x += 0.5 · FF2(LN(x)); x = LN(x) (fused with the next layer's first LN) */
+        PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, e->ln_ff2.w, e->ln_ff2.b, R, D, 1e-5f));
+        PROF(pf, st, "gemm_ff_in", gemm(c, R, p->a, &e->ff2a, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "silu", ct_cuda_silu(c, p->big, (size_t)R * FF));
+        PROF(pf, st, "gemm_ff_out", gemm(c, R, p->big, &e->ff2b, p->x, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE));
+        if (l + 1 < d->enc_layers)
+            PROF(pf, st, "layernorm", ct_cuda_layernorm2(c, p->x, p->a, p->x, e->ln_out.w, e->ln_out.b,
+                                                         m->enc[l + 1].ln_ff1.w, m->enc[l + 1].ln_ff1.b, R, D, 1e-5f));
+        else
+            PROF(pf, st, "layernorm", ct_cuda_layernorm_f32(c, p->x, p->x, e->ln_out.w, e->ln_out.b, R, D, 1e-5f));
     }
     return CT_OK;
 }
@@ -374,9 +448,32 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
                             (size_t)(p.Tm < res->T_feat_cap ? p.Tm : res->T_feat_cap) * d->n_mels * 4);
     }
     double t2 = now_s();
-    if (s == CT_OK) s = encoder(m, &p);
+    static prof pf; /* large; one batch runs at a time per process here */
+    const char *pe = getenv("CT_CUDA_PROFILE");
+    pf.on = pe && *pe == '1';
+    pf.n = 0;
+    if (pf.on)
+        for (int i = 0; i < 4096; i++) {
+            if (!pf.ev[0][i]) cudaEventCreate(&pf.ev[0][i]);
+            if (!pf.ev[1][i]) cudaEventCreate(&pf.ev[1][i]);
+        }
+    if (s == CT_OK) s = encoder(m, &p, &pf);
     if (s == CT_OK) s = ct_cuda_sync(c);
     double t3 = now_s();
+    res->n_prof = 0;
+    for (int i = 0; pf.on && s == CT_OK && i < pf.n; i++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, pf.ev[0][i], pf.ev[1][i]);
+        int k = 0;
+        while (k < res->n_prof && strcmp(res->prof_name[k], pf.name[i])) k++;
+        if (k == res->n_prof) {
+            if (k == 32) continue;
+            res->prof_name[k] = pf.name[i];
+            res->prof_ms[k] = 0;
+            res->n_prof++;
+        }
+        res->prof_ms[k] += ms;
+    }
     if (s == CT_OK && res->encoder_out) {
         int T = p.T3 < res->T_enc_cap ? p.T3 : res->T_enc_cap;
         for (int b = 0; b < B && s == CT_OK; b++)

@@ -24,6 +24,7 @@ struct ct_cuda {
     size_t workspace_size;
     size_t fail_alloc_above; /* 0: no injection */
     struct ct_cuda_plan *plans; /* cached cuBLASLt descriptors + algorithms */
+    struct ct_cuda_bplan *bplans; /* the same for strided batched GEMMs */
 };
 
 ct_status ct_cuda_status_(cudaError_t e, const char *what, const char *file, int line);

@@ -1,0 +1,30 @@
+/* prep_internal.h — the per-file steps shared by prep_file.c (sequential)
+ * and prep.c (the worker pool). Not part of the module's interface.
+ */
+#ifndef CT_PREP_PREP_INTERNAL_H
+#define CT_PREP_PREP_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "prep/prep.h"
+
+/* A fresh item for path (status CT_OK, nothing decoded). */
+CT_NODISCARD ct_status ct_prep_item_new(const char *path, size_t index, ct_prep_item **out);
+
+/* Record status s with this thread's ct_last_error() and drop any results. */
+void ct_prep_item_set_error(ct_prep_item *it, ct_status s);
+
+/* Bytes of decoded PCM to reserve for path before decoding it: the probe's
+ * duration plus slack, clamped to cap; cap when the duration is unknown. */
+uint64_t ct_prep_estimate_bytes(const char *path, uint64_t cap);
+
+/* Decode with o's backend/deadline, PCM capped at `cap` bytes, polling
+ * cancel (may be NULL); the samples buffer is trimmed to its length. */
+CT_NODISCARD ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t cap,
+                                      const atomic_int *cancel, ct_audio **out);
+
+/* Segment it->audio into it->vad; errors name the file. */
+CT_NODISCARD ct_status ct_prep_segment(ct_prep_item *it, const ct_prep_options *o,
+                                       const struct ct_silero *silero);
+
+#endif

@@ -3,6 +3,7 @@
  * padded batch, keeping per-batch arenas between calls. */
 #include "asr/asr.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,7 +52,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     ct_status s;
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = opts->threads;
-    a->threads = opts->threads > 0 ? opts->threads : 64; /* workspace sizing bound */
+    a->threads = opts->threads;
     char path[4096];
     if ((s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
     if ((s = ct_checkpoint_open(dir, &a->ck)) != CT_OK) goto fail;
@@ -194,8 +195,11 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     int Smax = ct_generate_cache_positions(hp, P, max_new);
     size_t feat_bytes = sizeof(float) * (size_t)B * T * hp->n_mels + 2 * CT_ARENA_ALIGN;
     size_t act_b = feat_bytes + ct_encoder_act_bytes(hp, B, T) + ct_decoder_state_bytes(hp, B, Te, Smax);
-    size_t ws_e = ct_encoder_ws_bytes(hp, B, T, a->threads);
-    size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, a->threads) + sizeof(float) * (size_t)B * hp->vocab + 4096;
+    /* per-thread scratch of the CPU ops is sized for the threads OpenMP will use now */
+    int nth = omp_get_max_threads();
+    if (a->threads > nth) nth = a->threads;
+    size_t ws_e = ct_encoder_ws_bytes(hp, B, T, nth);
+    size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, nth) + sizeof(float) * (size_t)B * hp->vocab + 4096;
     if ((s = reserve(be, &a->act, act_b)) != CT_OK || (s = reserve(be, &a->ws, ws_e > ws_d ? ws_e : ws_d)) != CT_OK)
         goto done;
     out->arena_bytes = a->act.cap + a->ws.cap;

@@ -111,11 +111,21 @@ static ct_status fsync_dir_of(const char *path) {
 }
 
 ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len) {
+    /* The temp file is opened with mode 0666 so the kernel applies the umask
+     * as for any new file (mkstemp would give 0600; changing the process
+     * umask to read it would race with other threads). The name is unique per
+     * process, thread call and attempt; O_EXCL refuses a clash. */
+    static _Atomic unsigned counter;
     char tmp[PATH_MAX];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    if (n < 0 || (size_t)n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
+        if (n < 0 || (size_t)n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
+    }
+    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot create a unique temp file", path);
     const unsigned char *p = data;
     size_t done = 0;
     while (done < len) {

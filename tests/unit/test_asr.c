@@ -205,6 +205,12 @@ static void test_bad_requests(void **state) {
     assert_int_not_equal(s, CT_OK);
     CT_ASSERT_ERROR_HAS("clip 0");
     CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, 0, NULL, &r), CT_ERR_INVALID_ARG);
+    /* longer than 35 s: refused, not truncated */
+    size_t n36 = 36 * 16000;
+    float *long_clip = calloc(n36, sizeof(float));
+    const float *lc = long_clip;
+    CT_ASSERT_STATUS(ct_asr_transcribe(asr, &lc, &n36, 1, NULL, &r), CT_ERR_LIMIT);
+    free(long_clip);
     ct_asr_free(asr);
 }
 

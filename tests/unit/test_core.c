@@ -51,7 +51,12 @@ static void test_fs(void **state) {
     const char *dir = ct_test_tmpdir();
     char path[4096], sub[4096];
     CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "a.txt"));
+    mode_t um = umask(022);
     CT_ASSERT_OK(ct_fs_write_atomic(path, "hello", 5));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644); /* 0666 & ~umask, not mkstemp's 0600 */
+    umask(um);
     char *buf;
     size_t n;
     CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));

@@ -284,6 +284,43 @@ static void test_relattn(void **state) {
         /* padded query rows come out as P = 0 rows: zero */
         expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
         free(g);
+        /* the engine's folding: q' = q + u in the qkv rows, v' = v − u, no uk term */
+        {
+            float *qf = malloc(R * 3 * D * 4), *vu = malloc(D * 4);
+            memcpy(qf, qkv, R * 3 * D * 4);
+            for (size_t r = 0; r < R; r++)
+                for (int e = 0; e < D; e++) qf[r * 3 * D + e] += u[e];
+            for (int e = 0; e < D; e++) vu[e] = v[e] - u[e];
+            void *dqf = dev_bf16(qf, R * 3 * D), *dvu = dev_f32(vu, D);
+            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, NULL, vr, dqf, drp, du, dvu, B, T, H, Dh));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqf + h * Dh, 3 * D, sq, (uint16_t *)dqf + D + h * Dh,
+                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+            }
+            ct_cuda_bgemm_args g2f = {(int)R, 2 * T - 1, Dh, H, dqf, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                      (long long)R * ldbd, 1, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2f));
+            CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, NULL, vr, dlen, B, T, H, scale));
+            CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                         (uint16_t *)dqf + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                         (long long)T * D, 0, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+            }
+            float *gf = get_bf16(o2, R * D);
+            expect_close("rel-pos attention, u folded", gf, ref, R * D, 1e-2);
+            free(gf); free(qf); free(vu);
+            ct_cuda_dfree(g_cuda, dqf); ct_cuda_dfree(g_cuda, dvu);
+            /* restore the ac the following checks start from (unfolded q) */
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
+                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+            }
+            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
+        }
         /* position scores stored as bf16 (CT_CUDA_BD_BF16) */
         CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * ldbd * 2));
         CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));

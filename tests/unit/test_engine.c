@@ -251,6 +251,15 @@ static void test_bf16_weights(void **state) {
     free_out(&o, r->B);
 }
 
+static void test_f16_weights(void **state) {
+    /* f16 storage: bf16-exact values inside f16's normal range are exact in f16 too */
+    ref_data *r = *state;
+    run_out o;
+    run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F16, r, 0, r->B, r->T, &o);
+    check_against_reference(r, &o, 0, r->B, 64);
+    free_out(&o, r->B);
+}
+
 /* Forced decoding runs every row to the end of the position table (128 in
  * the fixture: 118 tokens after the 10-token prompt), and its first tokens are
  * the reference's up to the reference's EOS. */
@@ -293,6 +302,7 @@ int main(void) {
         cmocka_unit_test(test_each_clip_alone),
         cmocka_unit_test(test_layouts_agree),
         cmocka_unit_test(test_bf16_weights),
+        cmocka_unit_test(test_f16_weights),
         cmocka_unit_test(test_position_table_end),
     };
     /* CT_TEST_FILTER=test_batch_fast runs one test (slow tools: valgrind) */

@@ -6,6 +6,7 @@
  * result on stdout. Without CUDA compiled in it says so and exits 0.
  *   bench_cuda_asr --model DIR [--parity FILE] [--bench B,SECS,NTOK] [--reps N]
  *                  [--mixed N] [--oom] [--no-graph] [--gemm]
+ *   bench_cuda_asr --fixture tests/fixtures --dec-heads 4   (bf16 vs the fp32 reference)
  */
 #include <math.h>
 #include <stdio.h>
@@ -177,6 +178,99 @@ static int parity(ct_cuda_asr *m, const char *file) {
         free(eo); free(fo); free(fe); free(tok);
     }
     stm_close(&P);
+    return 0;
+}
+
+/* ---- parity against the committed fixtures (fp32 transformers on the CPU) --
+ * tests/fixtures/tiny-hf weights (f32, converted to bf16 here), the batch of
+ * six clips' dither-free features, and the reference encoder outputs and
+ * greedy tokens from tests/fixtures/reference.safetensors. */
+static const stm_tensor *need(const stm *s, const char *name) {
+    const stm_tensor *t = stm_find(s, name);
+    if (!t) ct_fail(CT_ERR_FORMAT, "fixture: no tensor %s", name);
+    return t;
+}
+
+static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
+    char path[4096];
+    stm W, R;
+    snprintf(path, sizeof path, "%s/tiny-hf", dir);
+    if (stm_open(path, &W) != CT_OK) return die("fixture model");
+    snprintf(path, sizeof path, "%s/reference.safetensors", dir);
+    if (stm_open(path, &R) != CT_OK) return die("fixture reference");
+    ct_cuda_asr *m;
+    if (ct_cuda_asr_create_heads(c, get_weight, &W, dec_heads, &m) != CT_OK) return die("fixture load");
+    const ct_cuda_asr_dims *d = ct_cuda_asr_get_dims(m);
+    const stm_tensor *fv = need(&R, "batch.feature_frames_valid"), *fs = need(&R, "batch.features_shape"),
+                     *ev = need(&R, "batch.encoder_frames_valid"), *pr = need(&R, "prompt");
+    if (!fv || !fs || !ev || !pr) return die("fixture reference");
+    int B = (int)fv->shape[0], Tm = (int)((const int64_t *)fs->data)[1], M = d->n_mels, D = d->d_enc;
+    int Emax = 0, L[16], E[16];
+    for (int b = 0; b < B && b < 16; b++) {
+        L[b] = (int)((const int64_t *)fv->data)[b];
+        E[b] = (int)((const int64_t *)ev->data)[b];
+        if (E[b] > Emax) Emax = E[b];
+    }
+    float *feat = calloc((size_t)B * Tm * M, 4);
+    for (int b = 0; b < B; b++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "features.nodither.%d", b);
+        const stm_tensor *t = need(&R, nm);
+        if (!t) return die("fixture features");
+        memcpy(feat + (size_t)b * Tm * M, t->data, (size_t)L[b] * M * 4);
+    }
+    int max_new = 40, P = (int)pr->shape[0];
+    ct_cuda_asr_request rq = {0};
+    ct_cuda_asr_result res = {0};
+    rq.batch = B;
+    rq.features = feat;
+    rq.feature_lengths = L;
+    rq.T_feat = Tm;
+    rq.prompt = pr->data;
+    rq.prompt_len = P;
+    rq.max_new = max_new;
+    rq.eos = EOS;
+    rq.pad = PAD;
+    rq.use_graph = 1;
+    float *eo = calloc((size_t)B * Emax * D, 4);
+    int32_t *tok = calloc((size_t)B * (P + max_new), 4);
+    int ng[16];
+    res.encoder_out = eo;
+    res.T_enc_cap = Emax;
+    res.tokens = tok;
+    res.n_generated = ng;
+    if (ct_cuda_asr_run(m, &rq, &res) != CT_OK) return die("fixture run");
+    double num = 0, den = 0, worst = 0;
+    int rows_same = 0, len_ok = 1;
+    for (int b = 0; b < B; b++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "encoder.%d", b);
+        const stm_tensor *t = need(&R, nm);
+        if (!t) return die("fixture encoder");
+        if (res.enc_lengths[b] != E[b]) len_ok = 0;
+        double n1 = 0, d1 = 0;
+        for (int i = 0; i < E[b] * D; i++) {
+            double x = eo[(size_t)b * Emax * D + i], y = ((const float *)t->data)[i];
+            n1 += (x - y) * (x - y);
+            d1 += y * y;
+        }
+        num += n1, den += d1;
+        if (sqrt(n1 / d1) > worst) worst = sqrt(n1 / d1);
+        snprintf(nm, sizeof nm, "tokens.%d", b);
+        const stm_tensor *tt = need(&R, nm);
+        if (!tt) return die("fixture tokens");
+        int n = (int)tt->shape[0], same = ng[b] == n;
+        for (int i = 0; i < n && same; i++) same = tok[(size_t)b * (P + max_new) + P + i] == ((const int32_t *)tt->data)[i];
+        rows_same += same;
+    }
+    printf("{\"what\":\"fixture_parity\",\"rows\":%d,\"enc_rel_l2\":%.3e,\"enc_rel_l2_worst_clip\":%.3e,"
+           "\"enc_lengths_match\":%d,\"greedy_rows_identical\":%d,\"generated\":[%d,%d,%d,%d,%d,%d]}\n",
+           B, sqrt(num / den), worst, len_ok, rows_same, ng[0], ng[1], ng[2], ng[3], ng[4], ng[5]);
+    fflush(stdout);
+    free(feat); free(eo); free(tok);
+    ct_cuda_asr_free(m);
+    stm_close(&W);
+    stm_close(&R);
     return 0;
 }
 
@@ -379,8 +473,8 @@ static int sched_run(ct_cuda_asr *m, ct_cuda *c, const char *name, int n, const 
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *par = NULL, *bspec = NULL;
-    int reps = 3, graph = 1, mixed = 0, oom = 0, gemm = 0;
+    const char *model = NULL, *par = NULL, *bspec = NULL, *fix = NULL;
+    int reps = 3, graph = 1, mixed = 0, oom = 0, gemm = 0, dec_heads = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "--parity") && i + 1 < argc) par = argv[++i];
@@ -390,9 +484,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--oom")) oom = 1;
         else if (!strcmp(argv[i], "--gemm")) gemm = 1;
         else if (!strcmp(argv[i], "--no-graph")) graph = 0;
+        else if (!strcmp(argv[i], "--fixture") && i + 1 < argc) fix = argv[++i];
+        else if (!strcmp(argv[i], "--dec-heads") && i + 1 < argc) dec_heads = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: %s --model DIR [--parity F] [--bench B,S,N] [--reps N] [--mixed N] [--oom] "
-                            "[--gemm] [--no-graph]\n", argv[0]);
+                            "[--gemm] [--no-graph] [--fixture tests/fixtures --dec-heads N]\n", argv[0]);
             return 2;
         }
     }
@@ -403,6 +499,7 @@ int main(int argc, char **argv) {
     ct_cuda_info(c, name, sizeof name, &total, &freeb);
     printf("{\"what\":\"device\",\"name\":\"%s\",\"total_gib\":%.1f}\n", name, total / 1073741824.0);
     double peak = gemm ? gemm_rate(c) : 0;
+    if (fix && fixture(c, fix, dec_heads)) return 1;
     if (!model) return 0;
     stm W;
     double t0 = now_s();

@@ -168,6 +168,8 @@ static ct_status stm_add_file(stm *s, const char *path) {
                     else if (!strcmp(dt, "F16")) t->dtype = CT_DTYPE_F16;
                     else if (!strcmp(dt, "I32")) t->dtype = CT_DTYPE_I32;
                     else if (!strcmp(dt, "I64")) t->dtype = CT_DTYPE_I64;
+                    else if (!strcmp(dt, "U8") || !strcmp(dt, "BOOL")) t->dtype = CT_DTYPE_U8;
+                    else if (!strcmp(dt, "I8")) t->dtype = CT_DTYPE_I8;
                     else have_dt = 0;
                 } else if (!strcmp(k2, "shape")) {
                     p = stm_ints(p, e, t->shape, 8, &t->ndim);

@@ -27,4 +27,12 @@ if ls build-devdeps/*.deb >/dev/null 2>&1; then
     $CC -Itests/unit -I/tmp/cmocka/usr/include tests/unit/$t.c tests/unit/testutil.c "$BUILD/libct_dev.a" $CM $LIBS -o "$BUILD/$t"
   done
 fi
+# cohere-transcribe-random-model (model helper's tool) needs jansson, also carried as .debs
+if ls build-devdeps/libjansson*.deb >/dev/null 2>&1; then
+  rm -rf /tmp/jansson && mkdir -p /tmp/jansson
+  for d in build-devdeps/libjansson*.deb; do dpkg -x "$d" /tmp/jansson; done
+  JI=/tmp/jansson/usr/include; JL=/tmp/jansson/usr/lib/x86_64-linux-gnu
+  $CC -fopenmp -I$JI src/cli/cohere-transcribe-random-model.c src/model/random_model.c src/model/safetensors.c \
+      src/model/tokjson.c src/model/config.c "$BUILD/libct_dev.a" -L$JL -Wl,-rpath,$JL -ljansson -lm -o "$BUILD/cohere-transcribe-random-model"
+fi
 echo "built: $(ls "$BUILD" | tr '\n' ' ')"

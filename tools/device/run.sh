@@ -12,12 +12,12 @@
 #    then this engine: cuBLASLt GEMM rate, parity, the same benchmark, mixed
 #    lengths vs uniform through the scheduler, OOM and fatal-error injection;
 # 5. one summary table (tools/device/summarize.py). Logs under $OUT.
-# STAGES (default "tests tiny full") picks stages.
+# STAGES (default "tests fixture tiny full"; "ab" adds the A/B variants) picks stages.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
-STAGES=${STAGES:-tests tiny full}
+STAGES=${STAGES:-tests fixture tiny full}
 SAN="compute-sanitizer --tool memcheck --error-exitcode 9"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
@@ -30,6 +30,15 @@ if has tests; then
     $SAN --report-api-errors no --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
     echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
   grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$OUT/tests.log" | head -60
+fi
+if has fixture; then
+  echo "== $(( $(date +%s) - t0 ))s fixture parity (bf16 CUDA vs fp32 transformers, committed reference)"
+  H=$(python3 -c "import json; print(json.load(open('tests/fixtures/tiny-hf/config.json'))['num_attention_heads'])")
+  { build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H"; echo "fixture rc=$?"
+    $SAN --print-limit 4 build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" 2>&1 |
+      grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -40
+    echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$OUT/fixture.log" 2>&1
+  cat "$OUT/fixture.log" | head -30
 fi
 if has tiny; then
   echo "== $(( $(date +%s) - t0 ))s tiny model"
@@ -46,8 +55,17 @@ if has tiny; then
   grep -E "parity|rc=|ERROR SUMMARY|error" "$OUT/tiny.log" | head -30
 fi
 if has full; then
+  echo "== $(( $(date +%s) - t0 ))s full model: cohere-transcribe-random-model"
+  # the full-size random checkpoint (save_pretrained layout, bf16, seed 0) from the model
+  # helper's tool; transformers loads it (tools/reference/check_random_model.py checks that)
+  if build-dev/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$OUT/randmodel.log" 2>&1; then
+    SRC="--model /tmp/full"
+  else
+    tail -5 "$OUT/randmodel.log"; echo "random-model tool failed: transformers writes the model instead"
+    SRC="--save /tmp/full"
+  fi
   echo "== $(( $(date +%s) - t0 ))s full model: transformers"
-  (cd /tmp && OUT=/tmp/tfout python3 "$OLDPWD/tools/device/tf_bench.py" --ceilings --save /tmp/full \
+  (cd /tmp && OUT=/tmp/tfout python3 "$OLDPWD/tools/device/tf_bench.py" --ceilings $SRC \
       --dump /tmp/full_parity.safetensors --cases 128x30x100 --reps 3 2>&1 | grep -v -i warn) > "$OUT/tf_full.log" 2>&1
   tail -5 "$OUT/tf_full.log"
   echo "== $(( $(date +%s) - t0 ))s full model: cuda"
@@ -55,12 +73,14 @@ if has full; then
       --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
   echo "bench full rc=$?" >> "$OUT/cuda_full.log"
   CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
-  # A/B: blocked position scores (half the bd GEMM): parity and speed
-  CT_CUDA_BD_BLOCKED=1 build-dev/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors \
-      --bench 128,30,100 --reps 3 > "$OUT/cuda_bdblk.log" 2>&1
-  CT_CUDA_BD_BLOCKED=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
-    grep profile | sed 's/"encoder_profile"/"encoder_profile_bd_blocked"/' >> "$OUT/cuda_bdblk.log"
-  tail -4 "$OUT/cuda_bdblk.log"
+  tail -12 "$OUT/cuda_full.log"
+fi
+if has ab; then
+  # A/B experiments kept behind switches (each measured slower or equal; see docs/PERFORMANCE.md)
+  for v in CT_CUDA_BD_BLOCKED CT_CUDA_BD_BF16 CT_CUDA_BD_PERHEAD; do
+    env $v=1 CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
+      grep profile | sed "s/\"encoder_profile\"/\"encoder_profile_$v\"/" >> "$OUT/cuda_ab.log"
+  done
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"
 python3 tools/device/summarize.py "$OUT"/*.log | tee "$OUT/summary.txt"

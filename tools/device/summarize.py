@@ -30,6 +30,10 @@ peak = None
 for r in pick("ceiling_gemm_bf16_cublaslt"):
     peak = r["tflops"]
     line("cuBLASLt bf16 GEMM 8192^3 (TFLOP/s)", f"{peak:.0f}")
+for r in pick("fixture_parity"):
+    line("fixture bf16 CUDA vs fp32 reference: encoder rel L2", f"{r['enc_rel_l2']:.2e}",
+         f"worst clip {r['enc_rel_l2_worst_clip']:.2e}, target ≤ 1e-2; lengths match {r['enc_lengths_match']}")
+    line("fixture: greedy rows identical", f"{r['greedy_rows_identical']}/{r['rows']}", f"generated {r['generated']}")
 for r in pick("parity"):
     tag = f"{r['_log'].split('.')[0]}/{r['input']}"
     line(f"parity {tag}: encoder rel L2", f"{r['enc_rel_l2']:.2e}", "target ≤ 2e-2 (bf16 vs bf16)")
@@ -70,7 +74,7 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
-for what in ("encoder_profile", "encoder_profile_bd_blocked"):
+for what in sorted({r["what"] for r in rows if r["what"].startswith("encoder_profile")}):
     for r in pick(what):
         items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
         tot = sum(v for _, v in items)

@@ -99,7 +99,7 @@ ct_status ct_cpu_attn_causal(ct_backend *be, float *out, const float *q, const f
     size_t mark = ct_arena_mark(ws);
     float *scratch = ct_arena_alloc(ws, sizeof(float) * (size_t)(pos0 + S) * nth);
     if (!scratch) return CT_ERR_OOM;
-#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)n * H * S * (pos0 + S) * Dh > 4 * CT_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)n * H * S * (pos0 + S) * Dh > 16 * CT_PAR_MIN)
     for (int rh = 0; rh < n * H; rh++) {
         const int r = rh / H, h = rh % H;
         float *s = scratch + (size_t)(pos0 + S) * omp_get_thread_num();
@@ -123,7 +123,7 @@ ct_status ct_cpu_attn_cross(ct_backend *be, float *out, const float *q, const fl
     size_t mark = ct_arena_mark(ws);
     float *scratch = ct_arena_alloc(ws, sizeof(float) * (size_t)(Tenc > 0 ? Tenc : 1) * nth);
     if (!scratch) return CT_ERR_OOM;
-#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)n * H * S * Tenc * Dh > 4 * CT_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)n * H * S * Tenc * Dh > 16 * CT_PAR_MIN)
     for (int rh = 0; rh < n * H; rh++) {
         const int r = rh / H, h = rh % H;
         float *s = scratch + (size_t)Tenc * omp_get_thread_num();

@@ -20,7 +20,7 @@
 static void small_m(float *y, const float *x, const ct_tensor *w, float alpha, float beta, int M, int N, int K,
                     float *rows_buf, int nth) {
     const int f32 = w->dtype == CT_DTYPE_F32;
-#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)N * K > 4 * CT_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)N * K > 16 * CT_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *wr;
         if (f32) {

@@ -105,11 +105,12 @@ ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, cons
 /* The u/v bias terms without materialising q+u, q+v: since (q+u)·k = q·k + u·k,
  * uk (H,B,T) fp32 = u[h]·k[b,t,h] with k read from qkv (B,T,3·H·Dh) bf16,
  * and vr (H,2T−1) fp32 = v[h]·p[r,h] with p (2T−1, H·Dh) bf16. */
+/* uk may be NULL (the engine folds u into the q bias and passes v − u). */
 ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
                              const float *u, const float *vb, int B, int T, int H, int Dh);
 /* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
  * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
- * r = T−1−i+j. */
+ * r = T−1−i+j; uk NULL counts as 0. */
 ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd, int bd_bf16,
                                      size_t ldbd, const float *uk, const float *vr, const int *len, int B, int T,
                                      int H, float scale); /* bd fp32 (or bf16) rows of ldbd ≥ 2T−1 */

@@ -295,7 +295,11 @@ static ct_status load_all(loader *L, ct_cuda_asr *m) {
     d->dec_layers = count_layers(L, "transf_decoder._decoder.layers.%d.layer_norm_1.weight");
     CT_TRY(shape_of(L, "transf_decoder._decoder.layers.0.third_sub_layer.dense_in.weight", &w));
     d->dec_ff = (int)w.shape[0];
-    d->dec_heads = d->d_dec / 128 > 0 ? d->d_dec / 128 : 1; /* the checkpoint has no head count */
+    /* the tensors do not say how the decoder splits heads: the caller's
+     * config does; the released model (and its default) uses 128-wide heads */
+    if (d->dec_heads <= 0) d->dec_heads = d->d_dec / 128 > 0 ? d->d_dec / 128 : 1;
+    if (d->d_dec % d->dec_heads || (d->d_dec / d->dec_heads) % 8)
+        return ct_fail(CT_ERR_UNSUPPORTED, "weights: decoder width %d in %d heads", d->d_dec, d->dec_heads);
     if (d->enc_layers < 1 || d->dec_layers < 1 || d->d_enc % d->enc_heads || d->n_mels % 8 || d->d_enc > 2048 ||
         d->d_dec > 2048)
         return ct_fail(CT_ERR_FORMAT, "weights: unsupported model shape (enc %d×%d, dec %d×%d)", d->enc_layers,
@@ -361,20 +365,36 @@ static ct_status load_all(loader *L, ct_cuda_asr *m) {
         CT_TRY(load_lin1(L, q, D, D, 0, 1.f, &e->pos));
         snprintf(q, sizeof q, "%s.self_attn.linear_out", p);
         CT_TRY(load_lin1(L, q, D, D, 1, 1.f, &e->out));
-        snprintf(q, sizeof q, "%s.self_attn.pos_bias_u", p);
+        /* u folded into the q bias: (q+u)·k needs no extra term, and
+         * (q+v)·R = (q+u)·R + (v−u)·R, so v is stored as v − u (the position
+         * term per head and offset is then tiny). */
         {
-            int64_t sh[2] = {d->enc_heads, D / d->enc_heads};
-            float *f = NULL;
-            CT_TRY(fetch(L, q, 2, sh, &w));
-            CT_TRY(to_f32(&w, 1.f, &f));
-            ct_status s = upload_f32(L, &e->u, f, (size_t)D);
-            free(f);
-            CT_TRY(s);
+            int64_t sh[2] = {d->enc_heads, D / d->enc_heads}, sb[1] = {D};
+            float *fu = NULL, *fv = NULL, *fb = NULL;
+            snprintf(q, sizeof q, "%s.self_attn.pos_bias_u", p);
+            ct_status s = fetch(L, q, 2, sh, &w);
+            if (s == CT_OK) s = to_f32(&w, 1.f, &fu);
             snprintf(q, sizeof q, "%s.self_attn.pos_bias_v", p);
-            CT_TRY(fetch(L, q, 2, sh, &w));
-            CT_TRY(to_f32(&w, 1.f, &f));
-            s = upload_f32(L, &e->v, f, (size_t)D);
-            free(f);
+            if (s == CT_OK) s = fetch(L, q, 2, sh, &w);
+            if (s == CT_OK) s = to_f32(&w, 1.f, &fv);
+            snprintf(q, sizeof q, "%s.self_attn.linear_q.bias", p);
+            if (s == CT_OK && L->get(L->ctx, q, &w) == CT_OK) {
+                s = fetch(L, q, 1, sb, &w);
+                if (s == CT_OK) s = to_f32(&w, 1.f, &fb);
+            }
+            if (s == CT_OK && !e->qkv.b) { /* no biases: a zero one to carry u */
+                s = dalloc(L, &e->qkv.b, (size_t)3 * D * 2);
+                if (s == CT_OK) s = ct_cuda_memset(L->c, e->qkv.b, 0, (size_t)3 * D * 2);
+            }
+            if (s == CT_OK) {
+                for (int i = 0; i < D; i++) {
+                    fv[i] -= fu[i];
+                    fu[i] += fb ? fb[i] : 0.f; /* now bq + u */
+                }
+                s = ct_cuda_upload_bf16(L->c, (uint16_t *)e->qkv.b, fu, (size_t)D);
+            }
+            if (s == CT_OK) s = upload_f32(L, &e->v, fv, (size_t)D);
+            free(fu); free(fv); free(fb);
             CT_TRY(s);
         }
         snprintf(q, sizeof q, "%s.conv.pointwise_conv1", p);
@@ -481,10 +501,16 @@ extern "C" void ct_cuda_asr_free(ct_cuda_asr *m) {
 }
 
 extern "C" ct_status ct_cuda_asr_create(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, ct_cuda_asr **out) {
+    return ct_cuda_asr_create_heads(c, get, ctx, 0, out);
+}
+
+extern "C" ct_status ct_cuda_asr_create_heads(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, int dec_heads,
+                                              ct_cuda_asr **out) {
     *out = NULL;
     ct_cuda_asr *m = (ct_cuda_asr *)calloc(1, sizeof *m);
     if (!m) return ct_fail(CT_ERR_OOM, "model");
     m->c = c;
+    m->d.dec_heads = dec_heads;
     loader L = {c, get, ctx, &m->weight_bytes};
     ct_status s = load_all(&L, m);
     if (s != CT_OK) {

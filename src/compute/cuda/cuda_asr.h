@@ -35,6 +35,9 @@ typedef struct ct_cuda_asr_dims {
 } ct_cuda_asr_dims;
 
 ct_status ct_cuda_asr_create(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, ct_cuda_asr **out);
+/* The same with the decoder's head count from the model config (0: d_dec/128,
+ * the released model's split; the encoder's comes from pos_bias_u). */
+ct_status ct_cuda_asr_create_heads(ct_cuda *c, ct_cuda_weight_fn get, void *ctx, int dec_heads, ct_cuda_asr **out);
 void ct_cuda_asr_free(ct_cuda_asr *m);
 const ct_cuda_asr_dims *ct_cuda_asr_get_dims(const ct_cuda_asr *m);
 size_t ct_cuda_asr_weight_bytes(const ct_cuda_asr *m);

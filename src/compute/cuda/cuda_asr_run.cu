@@ -203,7 +203,7 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
         PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, e->ln_att.w, e->ln_att.b, R, D, 1e-5f));
         PROF(pf, st, "gemm_qkv", gemm(c, R, p->a, &e->qkv, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
         PROF(pf, st, "gemm_pos", gemm(c, 2 * T - 1, p->pe, &e->pos, p->rp, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        PROF(pf, st, "attn_uv", ct_cuda_relattn_uv(c, p->uk, p->vr, p->big, p->rp, e->u, e->v, B, T, H, Dh));
+        PROF(pf, st, "attn_uv", ct_cuda_relattn_uv(c, NULL, p->vr, p->big, p->rp, e->u, e->v, B, T, H, Dh));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args ac = {T, T, Dh, B, p->big + h * Dh, 3 * D, sq, p->big + D + h * Dh, 3 * D, sq, 1,
                                      p->ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
@@ -214,7 +214,7 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
             int nblk = (T + BD_BLK - 1) / BD_BLK;
             PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm_ptr(c, BD_BLK, T + BD_BLK - 1, Dh, p->pa, 3 * D, p->pb, D,
                                                            p->pd, bd_ldn(T), H * B * nblk));
-            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_blk(c, p->P, p->ac, p->bd, BD_BLK, bd_ldn(T), p->uk,
+            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_blk(c, p->P, p->ac, p->bd, BD_BLK, bd_ldn(T), NULL,
                                                                      p->vr, 2 * T - 1, p->dL3, B, T, H, scale));
         } else {
             if (bd_batched) {
@@ -231,7 +231,7 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
                 }
             }
             PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, bd16, (size_t)bd_ld(T),
-                                                                    p->uk, p->vr, p->dL3, B, T, H, scale));
+                                                                    NULL, p->vr, p->dL3, B, T, H, scale));
         }
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args pv = {T, Dh, T, B, p->P + (size_t)h * B * T * T, T, (long long)T * T,

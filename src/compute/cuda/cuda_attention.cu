@@ -1,0 +1,488 @@
+/* cuda_attention.cu — attention kernels: the encoder's relative-position
+ * pieces (u/v bias terms, shift + mask + softmax over GEMM-made scores, the
+ * blocked variant, head split/merge, the position table), the decoder's
+ * one-step self/cross attention with device KV caches, its embedding, and
+ * greedy token selection. Softmax and reductions in fp32.
+ */
+#include <math.h>
+
+#include "compute/cuda/cuda_internal.h"
+
+#define LAUNCH_CHECK() CT_CUDA_TRY(cudaGetLastError())
+
+static inline unsigned nblocks(size_t n, int t) { return (unsigned)((n + t - 1) / t); }
+
+/* ---- encoder attention ---------------------------------------------------- */
+__global__ void k_relattn_prep(uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v, const uint16_t *qkv,
+                               const float *u, const float *vb, int B, int T, int H, int Dh) {
+    size_t n = (size_t)B * T * H * Dh;
+    int d = H * Dh;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int e = (int)(i % Dh);
+        size_t r = i / Dh;
+        int h = (int)(r % H);
+        size_t bt = r / H; /* b*T + t */
+        int t = (int)(bt % T), b = (int)(bt / T);
+        const uint16_t *src = qkv + bt * 3 * d + h * Dh + e;
+        size_t o = (((size_t)h * B + b) * T + t) * Dh + e;
+        float q = ct_bf(src[0]);
+        qu[o] = ct_to_bf(q + u[h * Dh + e]);
+        qv[o] = ct_to_bf(q + vb[h * Dh + e]);
+        k[o] = src[d];
+        v[o] = src[2 * d];
+    }
+}
+
+extern "C" ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v,
+                                          const uint16_t *qkv, const float *u, const float *vb, int B, int T, int H,
+                                          int Dh) {
+    k_relattn_prep<<<4 * 132 * 8, 256, 0, c->stream>>>(qu, qv, k, v, qkv, u, vb, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One warp per score row (h, b, i); the row's scores sit in shared memory. */
+__global__ void k_relattn_softmax(uint16_t *P, const float *ac, const float *bd, const int *len, int B, int T, int H,
+                                  float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    int b = (int)((row / T) % B);
+    int L = len[b];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T;
+    const float *d = bd + row * (size_t)(2 * T - 1) + (T - 1 - i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float x = (a[j] + d[j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
+                                             const int *len, int B, int T, int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T;
+    size_t shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    k_relattn_softmax<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, len, B, T, H, scale);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One warp per dot product of length Dh. */
+__global__ void k_relattn_uv(float *uk, float *vr, const uint16_t *qkv, const uint16_t *p, const float *u,
+                             const float *vb, int B, int T, int H, int Dh) {
+    int lane = threadIdx.x & 31;
+    size_t w = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    size_t nuk = uk ? (size_t)H * B * T : 0, nvr = (size_t)H * (2 * T - 1);
+    int D = H * Dh;
+    float acc = 0.f;
+    if (w < nuk) {
+        int t = (int)(w % T), b = (int)((w / T) % B), h = (int)(w / ((size_t)T * B));
+        const uint16_t *kr = qkv + ((size_t)b * T + t) * 3 * D + D + h * Dh;
+        for (int e = lane; e < Dh; e += 32) acc += u[h * Dh + e] * ct_bf(kr[e]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) uk[w] = acc;
+    } else if (w < nuk + nvr) {
+        size_t q = w - nuk;
+        int r = (int)(q % (2 * T - 1)), h = (int)(q / (2 * T - 1));
+        const uint16_t *pr = p + (size_t)r * D + h * Dh;
+        for (int e = lane; e < Dh; e += 32) acc += vb[h * Dh + e] * ct_bf(pr[e]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) vr[q] = acc;
+    }
+}
+
+extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
+                                        const float *u, const float *vb, int B, int T, int H, int Dh) {
+    size_t n = (uk ? (size_t)H * B * T : 0) + (size_t)H * (2 * T - 1);
+    k_relattn_uv<<<nblocks(n, 8), 256, 0, c->stream>>>(uk, vr, qkv, p, u, vb, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+template <typename BD>
+__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd, size_t ldbd, const float *uk,
+                                     const float *vr, const int *len, int B, int T, int H, float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    size_t hb = row / T; /* h*B + b */
+    int b = (int)(hb % B), h = (int)(hb / B);
+    int L = len[b];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T;
+    const float *ukr = uk ? uk + hb * T : NULL; /* NULL: u already folded into q */
+    const BD *d = bd + row * ldbd + (T - 1 - i);
+    const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float bdj;
+        if constexpr (sizeof(BD) == 2) bdj = ct_bf(d[j]);
+        else bdj = d[j];
+        float x = (a[j] + (ukr ? ukr[j] : 0.f) + bdj + vrr[j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd,
+                                                int bd_bf16, size_t ldbd, const float *uk, const float *vr,
+                                                const int *len, int B, int T, int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T;
+    size_t shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    if (bd_bf16)
+        k_relattn_softmax_uv<uint16_t><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const uint16_t *)bd, ldbd, uk, vr, len, B, T, H, scale);
+    else
+        k_relattn_softmax_uv<float><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
+            P, ac, (const float *)bd, ldbd, uk, vr, len, B, T, H, scale);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_heads_merge(uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
+    size_t n = (size_t)B * T * H * Dh;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int e = (int)(i % Dh);
+        size_t r = i / Dh;
+        int h = (int)(r % H);
+        size_t bt = r / H;
+        int t = (int)(bt % T), b = (int)(bt / T);
+        o[i] = oh[(((size_t)h * B + b) * T + t) * Dh + e];
+    }
+}
+
+extern "C" ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
+    k_heads_merge<<<4 * 132 * 8, 256, 0, c->stream>>>(o, oh, B, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_relpos(uint16_t *pe, int T, int d, int rev) {
+    int r = blockIdx.x;
+    float p = rev ? (float)(r - (T - 1)) : (float)(T - 1 - r);
+    for (int i = threadIdx.x; i < d / 2; i += blockDim.x) {
+        float f = 1.f / powf(10000.f, (float)(2 * i) / (float)d);
+        float a = p * f;
+        pe[(size_t)r * d + 2 * i] = ct_to_bf(sinf(a));
+        pe[(size_t)r * d + 2 * i + 1] = ct_to_bf(cosf(a));
+    }
+}
+
+extern "C" ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d) {
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 0);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+extern "C" ct_status ct_cuda_relpos_table_rev(ct_cuda *c, uint16_t *pe, int T, int d) {
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 1);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_blk_ptrs(const void **pa, const void **pb, void **pd, const uint16_t *qkv, const uint16_t *rrev,
+                           float *bd, int B, int T, int H, int Dh, int blk, int ldn, int nblk) {
+    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= H * B * nblk) return;
+    int k = n % nblk, b = (n / nblk) % B, h = n / (nblk * B), D = H * Dh;
+    pa[n] = qkv + ((size_t)b * T + (size_t)k * blk) * 3 * D + h * Dh;
+    pb[n] = rrev + (size_t)k * blk * D + h * Dh;
+    pd[n] = bd + (size_t)n * blk * ldn;
+}
+
+extern "C" ct_status ct_cuda_relattn_blk_ptrs(ct_cuda *c, const void **pa, const void **pb, void **pd,
+                                              const uint16_t *qkv, const uint16_t *rrev, float *bd, int B, int T,
+                                              int H, int Dh, int blk, int ldn) {
+    int nblk = (T + blk - 1) / blk, n = H * B * nblk;
+    k_blk_ptrs<<<(n + 255) / 256, 256, 0, c->stream>>>(pa, pb, pd, qkv, rrev, bd, B, T, H, Dh, blk, ldn, nblk);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_relattn_softmax_blk(uint16_t *P, const float *ac, const float *bd, int blk, int ldn, int nblk,
+                                      const float *uk, const float *vr, int ldvr, const int *len, int B, int T, int H,
+                                      float scale) {
+    extern __shared__ float sm[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    if (row >= (size_t)H * B * T) return;
+    float *s = sm + (size_t)warp * T;
+    int i = (int)(row % T);
+    size_t hb = row / T;
+    int h = (int)(hb / B);
+    int L = len[hb % B];
+    uint16_t *pr = P + row * T;
+    if (i >= L) {
+        for (int j = lane; j < T; j += 32) pr[j] = 0;
+        return;
+    }
+    const float *a = ac + row * T, *ukr = uk ? uk + hb * T : NULL;
+    const float *d = bd + ((hb * nblk + i / blk) * blk + i % blk) * (size_t)ldn + (T - 1 + i % blk);
+    const float *vrr = vr + (size_t)h * ldvr + (T - 1 + i);
+    float mx = -INFINITY;
+    for (int j = lane; j < L; j += 32) {
+        float x = (a[j] + (ukr ? ukr[j] : 0.f) + d[-j] + vrr[-j]) * scale;
+        s[j] = x;
+        mx = fmaxf(mx, x);
+    }
+    mx = ct_warp_max(mx);
+    float sum = 0.f;
+    for (int j = lane; j < L; j += 32) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_warp_sum(sum);
+    float inv = 1.f / sum;
+    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
+}
+
+extern "C" ct_status ct_cuda_relattn_softmax_blk(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, int blk,
+                                                 int ldn, const float *uk, const float *vr, int ldvr, const int *len,
+                                                 int B, int T, int H, float scale) {
+    const int warps = 8;
+    size_t rows = (size_t)H * B * T, shmem = (size_t)warps * T * sizeof(float);
+    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
+    int nblk = (T + blk - 1) / blk;
+    k_relattn_softmax_blk<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, blk, ldn, nblk, uk, vr,
+                                                                                  ldvr, len, B, T, H, scale);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* ---- decoder ------------------------------------------------------------------- */
+__global__ void k_dec_embed(float *x, const uint16_t *te, const uint16_t *pe, const int *tok, const int *pos,
+                            const float *w, const float *b, int d) {
+    __shared__ float sh[32];
+    int row = blockIdx.x;
+    const uint16_t *a = te + (size_t)tok[row] * d;
+    const uint16_t *p = pe + (size_t)(*pos) * d;
+    float v[8];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        v[k] = i < d ? ct_bf(a[i]) + ct_bf(p[i]) : 0.f;
+        s += v[k];
+    }
+    float mean = ct_block_sum(s, sh) / d;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        float dd = i < d ? v[k] - mean : 0.f;
+        q += dd * dd;
+    }
+    float rstd = rsqrtf(ct_block_sum(q, sh) / d + 1e-5f);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        if (i < d) x[(size_t)row * d + i] = (v[k] - mean) * rstd * w[i] + b[i];
+    }
+}
+
+extern "C" ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok_emb, const uint16_t *pos_emb,
+                                       const int *tok, const int *pos, const float *w, const float *b, int B, int d) {
+    if (d > 2048) return ct_fail(CT_ERR_UNSUPPORTED, "decoder width %d", d);
+    k_dec_embed<<<B, 256, 0, c->stream>>>(x, tok_emb, pos_emb, tok, pos, w, b, d);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+/* One block of 128 threads (4 warps) per (row, head); n keys of row stride ld
+ * (keys at kv, values at kv + d), output o (Dh). Scores: each lane owns a
+ * key and walks its row with 16-byte loads against q in shared memory (no
+ * shuffles per key). Values: each warp takes every 4th key, each lane the
+ * dimensions lane, lane + 32, ..., then the warps' partial sums are added in
+ * shared memory. Needs Dh % 8 == 0 and Dh ≤ 256; s holds n + 8 floats. */
+__device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, int n, int d, int Dh,
+                         float scale, float *s) {
+    __shared__ float red[32];
+    __shared__ float qs[256];
+    __shared__ float part[4][256];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) qs[e] = ct_bf(q[e]);
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        const uint4 *kr = reinterpret_cast<const uint4 *>(kv + (size_t)j * ld);
+        float acc = 0.f;
+        for (int c = 0; c < Dh / 8; c++) {
+            uint4 u = kr[c];
+            uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                acc += qs[c * 8 + 2 * k] * ct_bf((uint16_t)(w[k] & 0xffff));
+                acc += qs[c * 8 + 2 * k + 1] * ct_bf((uint16_t)(w[k] >> 16));
+            }
+        }
+        s[j] = acc * scale;
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, s[j]);
+    mx = ct_block_max(mx, red);
+    float sum = 0.f;
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        float e = __expf(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_block_sum(sum, red);
+    if (threadIdx.x < 8) s[n + threadIdx.x] = 0.f; /* keep a vectorised tail read defined */
+    __syncthreads();
+    float inv = sum > 0.f ? 1.f / sum : 0.f;
+    /* values: lane covers dims lane, lane + 32, ... (Dh ≤ 256): coalesced rows */
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const uint16_t *vb = kv + d + lane;
+    for (int j = warp; j < n; j += 4) {
+        float p = s[j];
+        const uint16_t *vr = vb + (size_t)j * ld;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (lane + 32 * k < Dh) acc[k] += p * ct_bf(vr[32 * k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
+    __syncthreads();
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x)
+        o[e] = ct_to_bf((part[0][e] + part[1][e] + part[2][e] + part[3][e]) * inv);
+}
+
+__global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos, int S, int H, int Dh) {
+    extern __shared__ float s[];
+    int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    int p = *pos;
+    const uint16_t *src = qkv + (size_t)b * 3 * d;
+    uint16_t *crow = cache + ((size_t)b * S + p) * 2 * d;
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+        crow[h * Dh + e] = src[d + h * Dh + e];
+        crow[d + h * Dh + e] = src[2 * d + h * Dh + e];
+    }
+    __syncthreads();
+    attn_one(o + (size_t)b * d + h * Dh, src + h * Dh, cache + (size_t)b * S * 2 * d + h * Dh, 2 * (size_t)d, p + 1,
+             d, Dh, rsqrtf((float)Dh), s);
+}
+
+extern "C" ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache,
+                                           const int *pos, int B, int S, int H, int Dh) {
+    if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    k_dec_self<<<B * H, 128, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, S, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, const int *len, int T,
+                            int H, int Dh) {
+    extern __shared__ float s[];
+    int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    attn_one(o + (size_t)b * d + h * Dh, q + (size_t)b * d + h * Dh, kv + (size_t)b * T * ld + h * Dh, ld, len[b], d,
+             Dh, rsqrtf((float)Dh), s);
+}
+
+extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv,
+                                            size_t ld, const int *len, int B, int T, int H, int Dh) {
+    if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
+    if ((size_t)(T + 8) * 4 > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
+    k_dec_cross<<<B * H, 128, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, T, H, Dh);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+
+__global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finished, const float *logits,
+                         const int *prompt, int prompt_len, const int *rowlim, int V, int eos, int pad, int min_new) {
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    int b = blockIdx.x, p = *pos + 1;
+    int g = p - prompt_len, lim = rowlim ? rowlim[b] : -1;
+    int next;
+    if (p < prompt_len) {
+        next = prompt[p];
+    } else if (finished[b] || (lim >= 0 && g >= lim)) {
+        next = pad;
+    } else {
+        int ban = (g < min_new || g < lim) ? eos : -1;
+        const float *l = logits + (size_t)b * V;
+        float best = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int j = threadIdx.x; j < V; j += blockDim.x) {
+            float x = j == ban ? -INFINITY : l[j];
+            if (x > best || (x == best && j < bi)) best = x, bi = j;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            float ov = __shfl_xor_sync(0xffffffffu, best, o);
+            int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (ov > best || (ov == best && oi < bi)) best = ov, bi = oi;
+        }
+        int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+        if (lane == 0) sv[w] = best, si[w] = bi;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int k = 1; k < (int)(blockDim.x >> 5); k++)
+                if (sv[k] > best || (sv[k] == best && si[k] < bi)) best = sv[k], bi = si[k];
+            si[0] = bi == 0x7fffffff ? 0 : bi;
+        }
+        __syncthreads();
+        next = si[0];
+    }
+    if (threadIdx.x == 0) {
+        tok[b] = next;
+        out[(size_t)b * ld + p] = next;
+        if (p >= prompt_len && (next == eos || (lim >= 0 && g + 1 >= lim))) finished[b] = 1;
+    }
+}
+
+__global__ void k_advance(int *pos) { *pos += 1; }
+
+extern "C" ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished,
+                                         const float *logits, const int *prompt, int prompt_len, const int *rowlim,
+                                         int B, int V, int eos, int pad, int min_new) {
+    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, rowlim, V, eos, pad,
+                                        min_new);
+    LAUNCH_CHECK();
+    k_advance<<<1, 1, 0, c->stream>>>(pos);
+    LAUNCH_CHECK();
+    return CT_OK;
+}
+

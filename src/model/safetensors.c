@@ -273,6 +273,19 @@ static ct_status new_st(size_t n_files, ct_safetensors **out) {
     return CT_OK;
 }
 
+/* The common end of opening one file (s: how its setup went): parse it,
+ * index it, and hand st out or free it. */
+static ct_status finish_single(ct_safetensors *st, ct_status s, ct_safetensors **out) {
+    if (s == CT_OK) s = parse_file(st, 0);
+    if (s == CT_OK) s = finish_index(st);
+    if (s != CT_OK) {
+        ct_st_free(st);
+        return s;
+    }
+    *out = st;
+    return CT_OK;
+}
+
 ct_status ct_st_open_buffer(const void *buf, size_t len, const char *label, ct_safetensors **out) {
     *out = NULL;
     ct_safetensors *st;
@@ -281,14 +294,8 @@ ct_status ct_st_open_buffer(const void *buf, size_t len, const char *label, ct_s
     st->files[0].label = strdup(label ? label : "<buffer>");
     st->files[0].map.data = buf;
     st->files[0].map.size = len;
-    ct_status s = st->files[0].label ? parse_file(st, 0) : ct_fail(CT_ERR_OOM, "safetensors: out of memory");
-    if (s == CT_OK) s = finish_index(st);
-    if (s != CT_OK) {
-        ct_st_free(st);
-        return s;
-    }
-    *out = st;
-    return CT_OK;
+    ct_status s = st->files[0].label ? CT_OK : ct_fail(CT_ERR_OOM, "safetensors: out of memory");
+    return finish_single(st, s, out);
 }
 
 static ct_status open_single(const char *path, ct_safetensors **out) {
@@ -300,14 +307,7 @@ static ct_status open_single(const char *path, ct_safetensors **out) {
     ct_status s = CT_OK;
     if (!(f->label = strdup(path))) s = ct_fail(CT_ERR_OOM, "safetensors: out of memory");
     if (s == CT_OK && (s = ct_fs_map(path, &f->map)) == CT_OK) f->mapped = 1;
-    if (s == CT_OK) s = parse_file(st, 0);
-    if (s == CT_OK) s = finish_index(st);
-    if (s != CT_OK) {
-        ct_st_free(st);
-        return s;
-    }
-    *out = st;
-    return CT_OK;
+    return finish_single(st, s, out);
 }
 
 /* A shard name from an index must be a plain file name in the index's

@@ -175,12 +175,6 @@ static void rewrite(const char *dir, edit e) {
     remove(q);
 }
 
-static void set_file(const char *dir, const char *name, const char *text) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    ct_test_write_file(p, text, strlen(text));
-}
-
 /* Replace the first occurrence of `from` in dir/name by `to`. */
 static void patch_file(const char *dir, const char *name, const char *from, const char *to) {
     char p[4096];
@@ -268,7 +262,7 @@ static void test_refusals(void **state) {
     }
     /* a file that is neither a directory nor .gguf, and a path that is not there */
     const char *dir = ct_test_tmpdir();
-    set_file(dir, "x.bin", "x");
+    ct_test_write_text(dir, "x.bin", "x");
     char p[4096];
     snprintf(p, sizeof p, "%s/x.bin", dir);
     expect_refused(p, CT_ERR_INVALID_ARG, "not a model directory");
@@ -312,7 +306,7 @@ static void test_sharded(void **state) {
     snprintf(index + o, cap - o, "}}");
     ct_st_free(st);
     remove(p);
-    set_file(d2, "model.safetensors.index.json", index);
+    ct_test_write_text(d2, "model.safetensors.index.json", index);
     free(index);
     ct_checkpoint *a, *b;
     CT_ASSERT_OK(ct_checkpoint_open(d1, &a));

@@ -221,8 +221,12 @@ ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b) {
     return CT_OK;
 }
 
-double ct_now(void) {
+static double clock_seconds(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+double ct_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+double ct_cpu_now(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }

@@ -53,7 +53,9 @@ int ct_fs_is_file(const char *path);
 /* dst = a "/" b, failing with CT_ERR_LIMIT if it does not fit in cap bytes. */
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b);
 
-/* Monotonic seconds, for stage timings. */
+/* Monotonic seconds, for stage timings; CPU seconds of the whole process
+ * (all threads), for CPU-time accounting in benchmarks. */
 double ct_now(void);
+double ct_cpu_now(void);
 
 #endif

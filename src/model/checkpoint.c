@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "core/str.h"
 #include "core/log.h"
 #include "model/checkpoint_internal.h"
 
@@ -285,16 +286,11 @@ static ct_status verify_all(ct_checkpoint *ck) {
     return CT_OK;
 }
 
-static int ends_with(const char *s, const char *suf) {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 int64_t ct_checkpoint_param_count(const ct_checkpoint *ck) {
     int64_t total = 0;
     for (size_t i = 0; i < ck->n; i++) {
         const char *nm = ck->t[i].name;
-        if (ends_with(nm, "num_batches_tracked") || strncmp(nm, "preprocessor.", 13) == 0) continue;
+        if (ct_str_ends_with(nm, "num_batches_tracked") || strncmp(nm, "preprocessor.", 13) == 0) continue;
         total += ck->t[i].numel;
     }
     return total;
@@ -306,7 +302,7 @@ int64_t ct_checkpoint_param_count(const ct_checkpoint *ck) {
 static void note_unused(const ct_checkpoint *ck) {
     for (size_t i = 0; i < ck->n; i++) {
         const char *nm = ck->t[i].name;
-        if (ck->used[i] || strncmp(nm, "preprocessor.", 13) == 0 || ends_with(nm, ".num_batches_tracked")) continue;
+        if (ck->used[i] || strncmp(nm, "preprocessor.", 13) == 0 || ct_str_ends_with(nm, ".num_batches_tracked")) continue;
         ct_log(CT_LOG_WARN, "%s: ignoring unexpected tensor '%s'", ck->dir, nm);
     }
 }
@@ -398,7 +394,7 @@ ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out) {
     *out = NULL;
     if (!path || !*path) return ct_fail(CT_ERR_INVALID_ARG, "checkpoint: empty path");
     if (ct_fs_is_dir(path)) return open_dir(path, out);
-    if (ends_with(path, ".gguf")) return ct_checkpoint_open_gguf(path, out);
+    if (ct_str_ends_with(path, ".gguf")) return ct_checkpoint_open_gguf(path, out);
     if (!ct_fs_is_file(path)) return ct_fail(CT_ERR_NOT_FOUND, "%s: no such model directory or file", path);
     return ct_fail(CT_ERR_INVALID_ARG, "%s: not a model directory or a .gguf file", path);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/str.h"
 #include "core/log.h"
 #include "model/checkpoint.h"
 #include "model/gguf.h"
@@ -21,11 +22,6 @@
 #define KEY(k) "cohere_transcribe." k
 
 static int is_float(ct_dtype d) { return d == CT_DTYPE_F32 || d == CT_DTYPE_F16 || d == CT_DTYPE_BF16; }
-
-static int ends_with(const char *s, const char *suf) {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
 
 /* Convert n elements of src (dtype from) into dst (dtype to). */
 static void convert_elems(void *dst, ct_dtype to, const void *src, ct_dtype from, size_t n) {
@@ -188,7 +184,7 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
             const ct_st_tensor *t = ct_checkpoint_at(ck, i);
             char name[300];
             if (to_gguf) {
-                if (ends_with(t->name, ".num_batches_tracked")) continue;
+                if (ct_str_ends_with(t->name, ".num_batches_tracked")) continue;
                 if (ct_gguf_name_from_nemo(t->name, name, sizeof name) != CT_OK) {
                     if (pass == 0) ct_log(CT_LOG_WARN, "convert: tensor '%s' has no GGUF name: skipped", t->name);
                     continue;

@@ -15,6 +15,7 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/str.h"
 #include "model/hub_internal.h"
 
 #define CT_HUB_DEFAULT_ENDPOINT "https://huggingface.co"
@@ -236,7 +237,7 @@ ct_status ct_hub_validate_repo_id(const char *id) {
                        id);
     if (strstr(id, "--") || strstr(id, ".."))
         return ct_fail(CT_ERR_INVALID_ARG, "%s: a Hub repository id cannot contain '--' or '..'", id);
-    if (n >= 4 && strcmp(id + n - 4, ".git") == 0)
+    if (ct_str_ends_with(id, ".git"))
         return ct_fail(CT_ERR_INVALID_ARG, "%s: a Hub repository id cannot end with '.git'", id);
     return CT_OK;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/str.h"
 
 /* ---- reader ------------------------------------------------------------ */
 
@@ -439,11 +440,6 @@ done:
     return CT_OK;
 }
 
-static int ends_with(const char *s, const char *suf) {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 ct_status ct_st_open(const char *path, ct_safetensors **out) {
     *out = NULL;
     if (!path || !*path) return ct_fail(CT_ERR_INVALID_ARG, "safetensors: empty path");
@@ -456,7 +452,7 @@ ct_status ct_st_open(const char *path, ct_safetensors **out) {
         return ct_fail(CT_ERR_NOT_FOUND, "%s: holds neither model.safetensors nor model.safetensors.index.json",
                        path);
     }
-    if (ends_with(path, ".json")) return open_index(path, out);
+    if (ct_str_ends_with(path, ".json")) return open_index(path, out);
     return open_single(path, out);
 }
 

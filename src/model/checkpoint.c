@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 #include "core/log.h"
@@ -23,6 +25,7 @@ struct ct_checkpoint {
     ct_st_tensor *t;              /* normalised copies, sorted by name */
     size_t n;
     unsigned char *used;          /* per tensor: checked by verify_all */
+    int file_backed;              /* tensor data lives in read-only file mappings */
 };
 
 static int cmp_tensor(const void *a, const void *b) {
@@ -354,9 +357,24 @@ void ct_checkpoint_set_source(ct_checkpoint *ck, void *source, void (*source_fre
     ck->source_free = source_free;
 }
 
+void ct_checkpoint_set_file_backed(ct_checkpoint *ck) { ck->file_backed = 1; }
+
+void ct_checkpoint_release(const ct_checkpoint *ck, const ct_st_tensor *t) {
+    if (!ck || !t || !ck->file_backed || t->nbytes == 0) return;
+    /* Whole pages around the tensor: a neighbour sharing an edge page just
+     * faults it back in from the file. Only clean, read-only file pages are
+     * dropped, so no data is lost. */
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    uintptr_t a = (uintptr_t)t->data & ~((uintptr_t)pg - 1);
+    uintptr_t e = ((uintptr_t)t->data + t->nbytes + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 static ct_status open_dir(const char *dir, ct_checkpoint **out) {
     ct_checkpoint *ck;
     CT_TRY(ct_checkpoint_new(dir, &ck));
+    ck->file_backed = 1;
     ct_status s = ct_config_load(dir, &ck->cfg);
     if (s == CT_OK) s = ct_st_open(dir, &ck->st);
     if (s == CT_OK) {

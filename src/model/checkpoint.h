@@ -42,6 +42,12 @@ const ct_st_tensor *ct_checkpoint_tensor(const ct_checkpoint *ck, const char *na
 ct_status ct_checkpoint_expect(const ct_checkpoint *ck, const char *name, int ndim, const int64_t *shape,
                                const ct_st_tensor **out);
 
+/* Drop the tensor's pages from memory (madvise DONTNEED on the read-only
+ * file mapping) once its data has been converted or copied: the bytes stay
+ * readable (they fault back in from the file), but resident memory no
+ * longer holds both the file image and the converted weights. */
+void ct_checkpoint_release(const ct_checkpoint *ck, const ct_st_tensor *t);
+
 /* All tensors, ordered by normalised name (for converters and tests). */
 size_t ct_checkpoint_count(const ct_checkpoint *ck);
 const ct_st_tensor *ct_checkpoint_at(const ct_checkpoint *ck, size_t i);

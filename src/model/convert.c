@@ -202,11 +202,14 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
                 s = decl(w, name, dt, t->ndim, t->shape);
                 size_t b = (size_t)t->numel * ct_dtype_size(dt);
                 if (b > maxb) maxb = b;
-            } else if (dt == t->dtype) {
-                s = wr(w, t->data);
             } else {
-                convert_elems(tmp, dt, t->data, t->dtype, (size_t)t->numel);
-                s = wr(w, tmp);
+                if (dt == t->dtype) {
+                    s = wr(w, t->data);
+                } else {
+                    convert_elems(tmp, dt, t->data, t->dtype, (size_t)t->numel);
+                    s = wr(w, tmp);
+                }
+                ct_checkpoint_release(ck, t); /* keep resident memory at about one tensor */
             }
         }
         free(tmp);

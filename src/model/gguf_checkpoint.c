@@ -121,6 +121,7 @@ ct_status ct_checkpoint_open_gguf(const char *path, ct_checkpoint **out) {
         return s;
     }
     ct_checkpoint_set_source(ck, g, free_gguf);
+    ct_checkpoint_set_file_backed(ck);
     s = read_config(g, path, ct_checkpoint_config_mut(ck));
     size_t n = ct_gguf_tensor_count(g);
     ct_st_tensor *renamed = calloc(n ? n : 1, sizeof *renamed);

@@ -113,6 +113,15 @@ static void test_layouts_agree(void **state) {
     CT_ASSERT_STATUS(ct_checkpoint_expect(a, "encoder.layers.0.self_attn.pos_bias_v", 1, good, &t), CT_ERR_FORMAT);
     CT_ASSERT_STATUS(ct_checkpoint_expect(a, "encoder.layers.9.norm_out.weight", 1, good, &t), CT_ERR_NOT_FOUND);
     CT_ASSERT_ERROR_HAS("'encoder.layers.9.norm_out.weight' is missing");
+    /* released pages read back the same bytes (they fault in from the file) */
+    const ct_st_tensor *big = ct_checkpoint_tensor(a, "transf_decoder._embedding.token_embedding.weight");
+    void *copy = malloc(big->nbytes);
+    memcpy(copy, big->data, big->nbytes);
+    ct_checkpoint_release(a, big);
+    ct_checkpoint_release(a, ct_checkpoint_tensor(a, "encoder.layers.0.norm_out.bias"));
+    ct_checkpoint_release(NULL, big);
+    assert_memory_equal(big->data, copy, big->nbytes);
+    free(copy);
     ct_checkpoint_free(a);
     ct_checkpoint_free(b);
     ct_checkpoint_free(NULL);

@@ -4,9 +4,10 @@
  * batch); each group of ≤ 1024 rows is one engine call.
  *
  * Features: without dither the engine's own GPU mel runs on the PCM; with
- * dither the CPU mel (asr/mel.h, torch-exact dither) makes the features and
- * the engine starts from them, so dithered results equal the CPU path's
- * features bit for bit. Logits per step are not kept by the engine: a request
+ * dither the CPU mel (asr/mel.h, torch-exact dither) makes the features of
+ * the whole batch at once (the dither noise depends on the padded batch, as
+ * in transformers) and each group's engine call starts from its rows, so
+ * dithered features equal the CPU path's bit for bit. Logits per step are not kept by the engine: a request
  * with keep_logits is refused. */
 #include "asr/asr_gpu.h"
 
@@ -60,15 +61,21 @@ static double clock_s(clockid_t id) {
 }
 
 /* One engine call for rows idx[0..n) that share a prompt. */
+typedef struct dithered {
+    const float *feats; /* (B, T, n_mels) for the whole batch, or NULL */
+    const int *len;     /* (B) valid frames */
+    int T;
+} dithered;
+
 static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, const size_t *n_samples, const int *idx,
                            int n, const int32_t *prompt, int P, int max_new, const ct_asr_request *req,
-                           ct_asr_result *out) {
+                           const dithered *dz, ct_asr_result *out) {
     const int M = g->hp->n_mels, D = g->hp->d_enc;
     ct_status s = CT_OK;
     size_t nmax = 0;
     for (int i = 0; i < n; i++)
         if (n_samples[idx[i]] > nmax) nmax = n_samples[idx[i]];
-    int T = ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
+    int T = dz->feats ? dz->T : ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
     const float **pcm = malloc(sizeof(float *) * (size_t)n);
     size_t *ns = malloc(sizeof(size_t) * (size_t)n);
     int *flen = malloc(sizeof(int) * (size_t)n), *elen = malloc(sizeof(int) * (size_t)n);
@@ -86,7 +93,6 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
     ct_gpu_request rq = {.batch = n, .prompt = prompt, .prompt_len = P, .max_new = max_new,
                          .force_max_new = req->ignore_eos, .eos = g->eos_id, .pad = g->pad_id};
     ct_gpu_result res = {.tokens = tokens, .n_generated = ngen, .enc_lengths = elen};
-    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (req->dither || req->keep_features) {
         feats = malloc(sizeof(float) * (size_t)n * T * M);
         if (!feats) {
@@ -94,12 +100,11 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
             goto done;
         }
     }
-    if (req->dither) { /* torch-exact dither on the CPU; the engine starts from these features */
-        if ((size_t)T < ct_mel_frames(g->mel, nmax)) {
-            s = ct_fail(CT_ERR_INTERNAL, "cuda: mel frame counts disagree");
-            goto done;
+    if (dz->feats) { /* this group's rows of the batch's dithered CPU features */
+        for (int i = 0; i < n; i++) {
+            flen[i] = dz->len[idx[i]];
+            memcpy(feats + (size_t)i * T * M, dz->feats + (size_t)idx[i] * T * M, sizeof(float) * (size_t)T * M);
         }
-        if ((s = ct_mel_compute_batch(g->mel, (const float *const *)pcm, ns, n, 1, feats, T, flen)) != CT_OK) goto done;
         rq.features = feats;
         rq.feature_lengths = flen;
         rq.T_feat = T;
@@ -112,7 +117,6 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
             res.T_feat_cap = T;
         }
     }
-    double t_cpu_mel = clock_s(CLOCK_MONOTONIC) - t0, c_cpu_mel = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (req->keep_encoder) {
         enc = malloc(sizeof(float) * ((size_t)n * Te * D + 1));
         if (!enc) {
@@ -123,8 +127,7 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
         res.T_enc_cap = Te;
     }
     if ((s = ct_gpu_engine_run(g->engine, &rq, &res)) != CT_OK) goto done;
-    out->seconds_mel += t_cpu_mel + res.mel_s;
-    out->cpu_mel += req->dither ? c_cpu_mel : 0;
+    out->seconds_mel += res.mel_s;
     out->seconds_encoder += res.encoder_s;
     out->seconds_decoder += res.decoder_s;
     /* the CPU path's stop-reason rule (asr.c, generate.c): a request beyond the position table stops there */
@@ -183,6 +186,9 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     int32_t *prompts = malloc(sizeof(int32_t) * (size_t)B * MAX_PROMPT);
     int *plen = malloc(sizeof(int) * (size_t)B), *group = malloc(sizeof(int) * (size_t)B);
     char *done_row = calloc((size_t)B, 1);
+    dithered dz = {NULL, NULL, 0};
+    float *dfeat = NULL;
+    int *dlen = NULL;
     if (!out->clips || !prompts || !plen || !group || !done_row) {
         s = ct_fail(CT_ERR_OOM, "asr: batch of %d", B);
         goto done;
@@ -195,6 +201,29 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
             goto done;
         }
         out->audio_seconds += (double)n_samples[b] / 16000.0;
+    }
+    if (req->dither) { /* torch-exact dither on the CPU, the whole batch as one (like the CPU path) */
+        double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        size_t nmax = 0;
+        for (int b = 0; b < B; b++)
+            if (n_samples[b] > nmax) nmax = n_samples[b];
+        int T = ct_gpu_engine_feature_frames(nmax);
+        if ((size_t)T < ct_mel_frames(g->mel, nmax)) {
+            s = ct_fail(CT_ERR_INTERNAL, "cuda: mel frame counts disagree");
+            goto done;
+        }
+        dfeat = malloc(sizeof(float) * (size_t)B * T * g->hp->n_mels);
+        dlen = malloc(sizeof(int) * (size_t)B);
+        if (!dfeat || !dlen) {
+            s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
+            goto done;
+        }
+        if ((s = ct_mel_compute_batch(g->mel, clips, n_samples, B, 1, dfeat, T, dlen)) != CT_OK) goto done;
+        dz.feats = dfeat;
+        dz.len = dlen;
+        dz.T = T;
+        out->seconds_mel += clock_s(CLOCK_MONOTONIC) - t0;
+        out->cpu_mel += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     }
     for (int b = 0; b < B; b++) {
         if (done_row[b]) continue;
@@ -211,7 +240,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
             goto done;
         }
         int max_new = req->max_new_tokens > 0 && req->max_new_tokens < cap ? req->max_new_tokens : cap;
-        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, out)) != CT_OK) goto done;
+        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, &dz, out)) != CT_OK) goto done;
         b--; /* rows of this prompt beyond MAX_ROWS remain: look at row b again */
     }
 done:
@@ -219,6 +248,8 @@ done:
     free(plen);
     free(group);
     free(done_row);
+    free(dfeat);
+    free(dlen);
     if (s != CT_OK) ct_asr_result_free(out);
     return s;
 }

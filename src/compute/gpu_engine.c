@@ -20,6 +20,8 @@ int ct_gpu_engine_encoder_frames(int t) {
 #include "compute/cuda/cuda_asr.h"
 
 struct ct_gpu_engine {
+    const ct_gpu_engine_ops *ops; /* a wrapped (scripted) engine, else NULL */
+    void *impl;
     ct_cuda *c;
     ct_cuda_asr *m;
 };
@@ -70,15 +72,17 @@ void ct_gpu_engine_free(ct_gpu_engine *e) {
 }
 
 ct_gpu_dims ct_gpu_engine_dims(const ct_gpu_engine *e) {
+    if (e->ops) return e->ops->dims;
     const ct_cuda_asr_dims *d = ct_cuda_asr_get_dims(e->m);
     ct_gpu_dims g = {d->n_mels, d->d_enc, d->vocab, d->max_pos};
     return g;
 }
 
-size_t ct_gpu_engine_weight_bytes(const ct_gpu_engine *e) { return ct_cuda_asr_weight_bytes(e->m); }
+size_t ct_gpu_engine_weight_bytes(const ct_gpu_engine *e) { return e->m ? ct_cuda_asr_weight_bytes(e->m) : 0; }
 
 ct_status ct_gpu_engine_run(ct_gpu_engine *e, const ct_gpu_request *rq, ct_gpu_result *res) {
     if (rq->batch < 1 || rq->batch > 1024) return ct_fail(CT_ERR_INVALID_ARG, "cuda: batch of %d rows (1..1024)", rq->batch);
+    if (e->ops) return e->ops->run(e->impl, rq, res);
     /* the engine's result carries fixed per-row arrays: keep it off the stack */
     ct_cuda_asr_result *r = calloc(1, sizeof *r);
     int *row_new = rq->force_max_new ? malloc(sizeof(int) * (size_t)rq->batch) : NULL;
@@ -126,6 +130,11 @@ ct_status ct_gpu_engine_run(ct_gpu_engine *e, const ct_gpu_request *rq, ct_gpu_r
 
 #else /* !CT_HAVE_CUDA */
 
+struct ct_gpu_engine {
+    const ct_gpu_engine_ops *ops;
+    void *impl;
+};
+
 int ct_gpu_engine_compiled(void) { return 0; }
 
 int ct_gpu_engine_device_present(const char **why) {
@@ -138,17 +147,27 @@ ct_status ct_gpu_engine_create(ct_gpu_weight_fn get, void *ctx, int dec_heads, c
     return ct_fail(CT_ERR_UNSUPPORTED, "cuda: this build has no CUDA support (built without CUDA)");
 }
 
-void ct_gpu_engine_free(ct_gpu_engine *e) { (void)e; }
+void ct_gpu_engine_free(ct_gpu_engine *e) { free(e); }
 
-ct_gpu_dims ct_gpu_engine_dims(const ct_gpu_engine *e) {
-    ct_gpu_dims g = {0, 0, 0, 0};
-    return g;
-}
+ct_gpu_dims ct_gpu_engine_dims(const ct_gpu_engine *e) { return e->ops->dims; }
 
 size_t ct_gpu_engine_weight_bytes(const ct_gpu_engine *e) { return 0; }
 
 ct_status ct_gpu_engine_run(ct_gpu_engine *e, const ct_gpu_request *rq, ct_gpu_result *res) {
+    if (e && e->ops) return e->ops->run(e->impl, rq, res);
     return ct_fail(CT_ERR_UNSUPPORTED, "cuda: this build has no CUDA support (built without CUDA)");
 }
 
 #endif
+
+/* Both builds: the struct's first two fields are ops and impl. */
+ct_status ct_gpu_engine_wrap(const ct_gpu_engine_ops *ops, void *impl, ct_gpu_engine **out) {
+    *out = NULL;
+    if (!ops || !ops->run) return ct_fail(CT_ERR_INVALID_ARG, "gpu engine: no run function");
+    ct_gpu_engine *e = calloc(1, sizeof *e);
+    if (!e) return ct_fail(CT_ERR_OOM, "gpu engine");
+    e->ops = ops;
+    e->impl = impl;
+    *out = e;
+    return CT_OK;
+}

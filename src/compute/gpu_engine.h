@@ -82,4 +82,12 @@ int ct_gpu_engine_encoder_frames(int feature_frames);
 
 ct_status ct_gpu_engine_run(ct_gpu_engine *e, const ct_gpu_request *rq, ct_gpu_result *res);
 
+/* An engine over caller-supplied functions, in every build: lets tests drive
+ * the host side (src/asr/asr_gpu.c) with a scripted engine and no device. */
+typedef struct ct_gpu_engine_ops {
+    ct_status (*run)(void *impl, const ct_gpu_request *rq, ct_gpu_result *res);
+    ct_gpu_dims dims;
+} ct_gpu_engine_ops;
+ct_status ct_gpu_engine_wrap(const ct_gpu_engine_ops *ops, void *impl, ct_gpu_engine **out);
+
 #endif

@@ -5,7 +5,9 @@
  * 1. With a GPU: the fixture batch through the library entry point in bf16
  * against the fp32 transformers reference (tokens identical, encoder relative
  * L2 ≤ 1e-2 per clip), texts equal the tokenizer's decoding, logits refused,
- * fp32/fp16 weights refused. */
+ * fp32/fp16 weights refused. In every build: the host side (asr_gpu.c) driven
+ * by a scripted engine (ct_gpu_engine_wrap): grouping by prompt, row mapping,
+ * stop reasons, texts, kept features/encoder, dithered CPU features. */
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "asr/asr.h"
+#include "asr/asr_gpu.h"
 #include "compute/gpu_engine.h"
 #include "model/safetensors.h"
 #include "testutil.h"
@@ -133,11 +136,176 @@ static void test_fixture_batch_on_gpu(void **state) {
     ct_asr_free(asr);
 }
 
+/* ---- the host side with a scripted engine ------------------------------ */
+enum { EOS = 3, PAD = 2, MAXNEW = 6 };
+
+typedef struct script {
+    int calls, batch[8], P[8];
+    int32_t prompt[8][64];
+    int got_pcm[8];
+    float *features_seen[8]; /* copies of the features a features request carried */
+    int T_seen[8];
+} script;
+
+/* What the scripted engine generates for a row of n samples: EOS after k
+ * tokens for even frame counts, else the whole budget without EOS. */
+static int scripted_tokens(size_t n, int max_new, int force, int32_t *out) {
+    int eos = (n / 160) % 2 == 0 && !force, k = eos ? 1 + (int)(n / 16000) % 4 : max_new; /* 1..4 < MAXNEW */
+    for (int j = 0; j < k; j++) out[j] = 20 + (int)((n + (size_t)j * 7) % 50); /* never EOS */
+    if (eos) out[k - 1] = EOS;
+    return k;
+}
+
+static ct_status scripted_run(void *impl, const ct_gpu_request *rq, ct_gpu_result *res) {
+    script *sc = impl;
+    int c = sc->calls++;
+    if (c >= 8) return ct_fail(CT_ERR_INTERNAL, "too many calls");
+    sc->batch[c] = rq->batch;
+    sc->P[c] = rq->prompt_len;
+    memcpy(sc->prompt[c], rq->prompt, sizeof(int32_t) * rq->prompt_len);
+    sc->got_pcm[c] = rq->pcm != NULL;
+    int W = rq->prompt_len + rq->max_new;
+    size_t nmax = 0;
+    for (int b = 0; b < rq->batch; b++) {
+        size_t n = rq->pcm ? rq->n_samples[b] : (size_t)rq->feature_lengths[b] * 160;
+        if (n > nmax) nmax = n;
+    }
+    res->T_feat = rq->pcm ? ct_gpu_engine_feature_frames(nmax) : rq->T_feat;
+    res->T_enc = ct_gpu_engine_encoder_frames(res->T_feat);
+    if (!rq->pcm) {
+        sc->T_seen[c] = rq->T_feat;
+        sc->features_seen[c] = malloc(sizeof(float) * (size_t)rq->batch * rq->T_feat * 128);
+        memcpy(sc->features_seen[c], rq->features, sizeof(float) * (size_t)rq->batch * rq->T_feat * 128);
+    }
+    for (int b = 0; b < rq->batch; b++) {
+        size_t n = rq->pcm ? rq->n_samples[b] : (size_t)rq->feature_lengths[b] * 160;
+        int32_t gen[64];
+        int k = scripted_tokens(n, rq->max_new, rq->force_max_new, gen);
+        for (int i = 0; i < W; i++)
+            res->tokens[(size_t)b * W + i] = i < rq->prompt_len ? rq->prompt[i] : i - rq->prompt_len < k ? gen[i - rq->prompt_len] : PAD;
+        res->n_generated[b] = k;
+        int L = rq->pcm ? (int)(n / 160) : rq->feature_lengths[b];
+        res->enc_lengths[b] = ct_gpu_engine_encoder_frames(L);
+        if (res->encoder_out)
+            for (int t = 0; t < res->T_enc && t < res->T_enc_cap; t++)
+                for (int d = 0; d < 64; d++) res->encoder_out[((size_t)b * res->T_enc_cap + t) * 64 + d] = (float)n + t + 0.001f * d;
+        if (res->features_out)
+            for (int t = 0; t < res->T_feat && t < res->T_feat_cap; t++)
+                for (int m = 0; m < 128; m++) res->features_out[((size_t)b * res->T_feat_cap + t) * 128 + m] = (float)n - t - 0.01f * m;
+    }
+    res->mel_s = 0.125;
+    res->encoder_s = 0.25;
+    res->decoder_s = 0.5;
+    return CT_OK;
+}
+
+static void test_host_side_with_scripted_engine(void **state) {
+    script sc;
+    memset(&sc, 0, sizeof sc);
+    ct_gpu_engine_ops ops = {scripted_run, {128, 64, 495, 128}};
+    ct_gpu_engine *e;
+    CT_ASSERT_OK(ct_gpu_engine_wrap(&ops, &sc, &e));
+    ct_checkpoint *ck;
+    CT_ASSERT_OK(ct_checkpoint_open(CT_FIXTURE("tiny-hf"), &ck));
+    ct_asr_hparams hp;
+    CT_ASSERT_OK(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &hp));
+    ct_checkpoint_free(ck);
+    ct_tokenizer *tok;
+    CT_ASSERT_OK(ct_tokenizer_load(CT_FIXTURE("tiny-hf/tokenizer.json"), &tok));
+    ct_mel_options mo = ct_mel_default_options();
+    ct_mel *mel;
+    CT_ASSERT_OK(ct_mel_create(&mo, &mel));
+    float *clips[NCLIPS];
+    size_t n[NCLIPS];
+    char rel[128];
+    for (int i = 0; i < NCLIPS; i++) {
+        snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
+        read_wav(CT_FIXTURE(rel), &clips[i], &n[i]);
+    }
+    ct_asr_gpu_ctx g = {e, tok, mel, &hp, EOS, PAD};
+    const char *langs[NCLIPS] = {"en", "de", "en", "fr", NULL, "de"};
+    ct_asr_request rq = ct_asr_default_request();
+    rq.languages = langs;
+    rq.max_new_tokens = MAXNEW;
+    rq.keep_logits = 1;
+    ct_asr_result r;
+    CT_ASSERT_STATUS(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r), CT_ERR_UNSUPPORTED);
+    assert_int_equal(sc.calls, 0);
+    /* the CPU path's dithered features: the whole batch as one */
+    size_t nmax = 0;
+    for (int i = 0; i < NCLIPS; i++)
+        if (n[i] > nmax) nmax = n[i];
+    int Tall = ct_gpu_engine_feature_frames(nmax), Lall[NCLIPS];
+    float *dfeat = malloc(sizeof(float) * (size_t)NCLIPS * Tall * 128);
+    CT_ASSERT_OK(ct_mel_compute_batch(mel, (const float *const *)clips, n, NCLIPS, 1, dfeat, Tall, Lall));
+    for (int pass = 0; pass < 3; pass++) { /* 0: GPU mel, 1: dither → CPU mel, 2: ignore_eos */
+        memset(&sc, 0, sizeof sc);
+        rq.keep_logits = 0;
+        rq.keep_features = rq.keep_encoder = 1;
+        rq.dither = pass == 1;
+        rq.ignore_eos = pass == 2;
+        CT_ASSERT_OK(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r));
+        /* three prompt groups in first-appearance order: en {0,2,4}, de {1,5}, fr {3} */
+        assert_int_equal(sc.calls, 3);
+        assert_int_equal(sc.batch[0], 3);
+        assert_int_equal(sc.batch[1], 2);
+        assert_int_equal(sc.batch[2], 1);
+        const int order[NCLIPS] = {0, 2, 4, 1, 5, 3}, call_of[NCLIPS] = {0, 1, 0, 2, 0, 1};
+        for (int c = 0; c < 3; c++) {
+            assert_int_equal(sc.got_pcm[c], pass != 1);
+            int32_t want[64];
+            int P;
+            CT_ASSERT_OK(ct_tokenizer_prompt(tok, c == 0 ? "en" : c == 1 ? "de" : "fr", 1, want, 64, &P));
+            assert_int_equal(sc.P[c], P);
+            assert_memory_equal(sc.prompt[c], want, sizeof(int32_t) * P);
+        }
+        assert_true(r.seconds_encoder > 0.74 && r.seconds_encoder < 0.76); /* 3 calls × 0.25 s */
+        assert_true(r.seconds_decoder > 1.49 && r.seconds_decoder < 1.51);
+        for (int i = 0; i < NCLIPS; i++) {
+            const ct_asr_clip *c = &r.clips[i];
+            int32_t want[64];
+            int k = scripted_tokens(pass == 1 ? n[i] / 160 * 160 : n[i], MAXNEW, pass == 2, want);
+            assert_int_equal(c->n_tokens, k);
+            assert_memory_equal(c->tokens, want, sizeof(int32_t) * k);
+            assert_int_equal(c->stop, want[k - 1] == EOS && pass != 2 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
+            char *text;
+            CT_ASSERT_OK(ct_tokenizer_decode(tok, c->tokens, c->n_tokens, &text));
+            assert_string_equal(text, c->text);
+            free(text);
+            assert_int_equal(c->feature_frames, (int)(n[i] / 160));
+            assert_int_equal(c->encoder_frames, ct_gpu_engine_encoder_frames((int)(n[i] / 160)));
+            float nn = (float)(pass == 1 ? n[i] / 160 * 160 : n[i]);
+            assert_true(c->encoder[(size_t)1 * 64 + 5] == nn + 1 + 0.001f * 5);
+            const float *mine = dfeat + (size_t)i * Tall * 128;
+            int L = Lall[i];
+            if (pass == 1) { /* dithered features from the CPU mel, given to the engine and kept */
+                assert_memory_equal(c->features, mine, sizeof(float) * (size_t)L * 128);
+                int cl = call_of[i], row = 0;
+                while (order[row] != i) row++;
+                row -= cl == 0 ? 0 : cl == 1 ? 3 : 5;
+                assert_memory_equal(sc.features_seen[cl] + (size_t)row * sc.T_seen[cl] * 128, mine,
+                                    sizeof(float) * (size_t)L * 128);
+                assert_int_equal(sc.T_seen[cl], Tall);
+            } else { /* downloaded from the (scripted) GPU mel */
+                assert_true(c->features[(size_t)2 * 128 + 3] == nn - 2 - 0.01f * 3);
+            }
+        }
+        ct_asr_result_free(&r);
+        for (int c = 0; c < 3; c++) free(sc.features_seen[c]);
+    }
+    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
+    free(dfeat);
+    ct_mel_free(mel);
+    ct_tokenizer_free(tok);
+    ct_gpu_engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_refused_without_gpu),
         cmocka_unit_test(test_inspect_refused_without_gpu),
         cmocka_unit_test(test_fixture_batch_on_gpu),
+        cmocka_unit_test(test_host_side_with_scripted_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,11 @@ if [ "${PRODUCT:-1}" = 1 ]; then
     ar rcs "$BUILD/libct_product.a" "$BUILD"/pobj/*.o $(ls "$BUILD"/obj/*.o | grep -v -E '/(scheduler|breaker)\.c\.o$')
     $CC -fopenmp $PINC src/cli/cohere-transcribe-inspect.c "$BUILD/libct_product.a" $PLIB $LIBS \
       -o "$BUILD/cohere-transcribe-inspect"
+    # the library-level GPU test (fixture batch through ct_asr_open/transcribe on the device)
+    if [ -n "${CM:-}" ]; then
+      $CC -fopenmp $PINC -Itests/unit -I/tmp/cmocka/usr/include tests/unit/test_asr_gpu.c tests/unit/testutil.c \
+        "$BUILD/libct_product.a" $PLIB $CM $LIBS -o "$BUILD/test_asr_gpu"
+    fi
   fi
 fi
 echo "built: $(ls "$BUILD" | tr '\n' ' ')"

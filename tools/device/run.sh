@@ -53,6 +53,8 @@ if has product; then
         --max-new-tokens 40 --out /tmp/product.safetensors $WAVS; echo "inspect cuda rc=$?"
       python3 tools/device/compare_inspect.py /tmp/product.safetensors tests/fixtures/reference.safetensors
       echo "product parity rc=$?"
+      [ -x build-dev/test_asr_gpu ] && { CT_FIXTURES=$PWD/tests/fixtures CT_BIN=$PWD/build-dev build-dev/test_asr_gpu 2>&1 | tail -12
+        echo "test_asr_gpu rc=${PIPESTATUS[0]}"; }
       build-dev/cohere-transcribe-inspect --model tests/fixtures/tiny-hf --device cuda --dtype fp32 \
         --out /tmp/p32.safetensors tests/fixtures/audio/c1_en_us_3s.wav; echo "inspect cuda fp32 (must refuse) rc=$?"
       $SAN --print-limit 4 build-dev/cohere-transcribe-inspect --model tests/fixtures/tiny-hf --device cuda \

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "asr/asr_gpu.h"
 #include "asr/encoder.h"
 #include "asr/mel.h"
 #include "core/fs.h"
@@ -23,6 +24,7 @@ struct ct_asr {
     int32_t eos_id;
     int threads;
     ct_arena act, ws; /* grown on demand, kept between calls */
+    ct_gpu_engine *gpu; /* device "cuda": the whole model runs there (be is NULL) */
 };
 
 ct_asr_options ct_asr_default_options(void) {
@@ -54,12 +56,22 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     bo.threads = opts->threads;
     a->threads = opts->threads;
     char path[4096];
-    if ((s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
+    /* "cuda" is the whole-model GPU engine, not the per-op backend table */
+    int gpu = opts->device && !strcmp(opts->device, "cuda");
+    if (gpu && (s = ct_asr_gpu_check(opts->weight_dtype)) != CT_OK) goto fail;
+    if (!gpu && (s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
     if ((s = ct_checkpoint_open(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
     if ((s = ct_path_join(path, sizeof path, ct_checkpoint_dir(a->ck), "tokenizer.json")) != CT_OK) goto fail;
     if ((s = ct_tokenizer_load(path, &a->tok)) != CT_OK) goto fail;
-    if ((s = ct_asr_weights_from_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) goto fail;
+    if (gpu) { /* hyper-parameters only on the host; the tensors go to the engine */
+        if ((s = ct_asr_hparams_from_config(&a->cfg, &a->w.hp)) != CT_OK) goto fail;
+        a->w.wdtype = opts->weight_dtype;
+        if ((s = ct_asr_gpu_open(a->ck, &a->w.hp, &a->gpu)) != CT_OK) goto fail;
+        a->w.bytes = ct_gpu_engine_weight_bytes(a->gpu);
+    } else if ((s = ct_asr_weights_from_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) {
+        goto fail;
+    }
     const ct_asr_hparams hp = a->w.hp;
     if (ct_tokenizer_vocab_size(a->tok) < hp.vocab) { /* every id the head can pick must decode */
         s = ct_fail(CT_ERR_FORMAT, "%s: tokenizer has %d pieces, the model %d", dir, ct_tokenizer_vocab_size(a->tok),
@@ -92,6 +104,7 @@ void ct_asr_free(ct_asr *a) {
         ct_backend_arena_free(a->be, &a->ws);
     }
     ct_asr_weights_free(&a->w);
+    ct_gpu_engine_free(a->gpu);
     ct_mel_free(a->mel);
     ct_tokenizer_free(a->tok);
     ct_checkpoint_free(a->ck);
@@ -140,6 +153,10 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     ct_asr_request def = ct_asr_default_request();
     if (!req) req = &def;
     if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
+    if (a->gpu) {
+        ct_asr_gpu_ctx g = {a->gpu, a->tok, a->mel, &a->w.hp, a->eos_id, a->cfg.pad_id >= 0 ? a->cfg.pad_id : a->eos_id};
+        return ct_asr_gpu_transcribe(&g, clips, n_samples, B, req, out);
+    }
     const ct_asr_hparams *hp = &a->w.hp;
     ct_backend *be = a->be;
     ct_status s = CT_OK;

@@ -12,7 +12,9 @@
  *     ct_asr_free(asr);
  *
  * A call runs the clips as one padded batch: mel → encoder → batched greedy
- * decoding. One ct_asr is used by one thread at a time; its arenas are kept
+ * decoding. Device "cuda" runs the whole model in bf16 on the GPU engine
+ * (asr_gpu.c; rows grouped by prompt, dithered features made on the CPU);
+ * ct_asr_model_weights() then holds only the hyper-parameters. One ct_asr is used by one thread at a time; its arenas are kept
  * between calls and grown when a larger batch arrives.
  */
 #ifndef CT_ASR_ASR_H
@@ -24,8 +26,8 @@
 #include "model/tokenizer.h"
 
 typedef struct ct_asr_options {
-    const char *device;    /* "cpu" (default), "cpu-ref", "cuda" */
-    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16 */
+    const char *device;    /* "cpu" (default), "cpu-ref", "cuda" (the whole-model GPU engine) */
+    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16; "cuda": BF16 only */
     int threads;           /* 0: OpenMP default */
 } ct_asr_options;
 
@@ -36,8 +38,9 @@ typedef struct ct_asr_request {
     int punctuation;              /* 1 (default): <|pnc|>, 0: <|nopnc|> */
     int dither;                   /* 0 (default) */
     int max_new_tokens;           /* default 1024 − prompt (the position table) */
-    int ignore_eos;               /* benchmarks: force max_new_tokens */
-    int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result */
+    int ignore_eos;               /* benchmarks: force max_new_tokens (cuda: EOS is suppressed instead) */
+    int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result
+                                                   * (cuda: keep_logits is refused) */
 } ct_asr_request;
 
 ct_asr_request ct_asr_default_request(void);
@@ -58,7 +61,8 @@ typedef struct ct_asr_result {
     int n;
     ct_asr_clip *clips;
     double seconds_mel, seconds_encoder, seconds_decoder; /* wall clock */
-    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads) */
+    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads); cuda: the
+                                               * dithered CPU mel only, else 0 */
     double audio_seconds;
     size_t arena_bytes; /* activation + workspace arenas held */
 } ct_asr_result;
@@ -73,7 +77,7 @@ void ct_asr_free(ct_asr *asr);
 const ct_model_config *ct_asr_config(const ct_asr *asr);
 const ct_tokenizer *ct_asr_tokenizer(const ct_asr *asr);
 const ct_asr_weights *ct_asr_model_weights(const ct_asr *asr);
-ct_backend *ct_asr_backend(ct_asr *asr);
+ct_backend *ct_asr_backend(ct_asr *asr); /* NULL on "cuda" (no per-op backend) */
 
 ct_status ct_asr_transcribe(ct_asr *asr, const float *const *clips, const size_t *n_samples, int batch,
                             const ct_asr_request *req, ct_asr_result *out);

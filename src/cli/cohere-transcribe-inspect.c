@@ -8,6 +8,10 @@
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
  *       --out OUT.safetensors A.wav B.wav ...
  *
+ * --dtype defaults to fp32 on cpu and bf16 on cuda (the GPU engine's only
+ * precision). On cuda the per-step logits are not available: the output then
+ * has no logits.N tensors.
+ *
  * Input must be 16 kHz mono WAV (read with libsndfile); anything else is an
  * error here (the product's decoder resamples; this tool must not).
  * Exit status: 0 success, 1 failure, 2 usage error.
@@ -83,7 +87,7 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
         snprintf(nm, sizeof nm, "tokens.%d", i);
         if (s == CT_OK) s = ct_st_writer_add(wr, nm, CT_DTYPE_I32, 1, tshape);
         snprintf(nm, sizeof nm, "logits.%d", i);
-        if (s == CT_OK) s = ct_st_writer_add(wr, nm, CT_DTYPE_F32, 2, lshape);
+        if (s == CT_OK && c->logits) s = ct_st_writer_add(wr, nm, CT_DTYPE_F32, 2, lshape);
         snprintf(nm, sizeof nm, "file.%d", i);
         if (s == CT_OK) s = ct_st_writer_set_metadata(wr, nm, names[i]);
     }
@@ -92,7 +96,7 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
         s = ct_st_writer_write(wr, c->features);
         if (s == CT_OK) s = ct_st_writer_write(wr, c->encoder);
         if (s == CT_OK) s = ct_st_writer_write(wr, c->tokens);
-        if (s == CT_OK) s = ct_st_writer_write(wr, c->logits);
+        if (s == CT_OK && c->logits) s = ct_st_writer_write(wr, c->logits);
     }
     if (s == CT_OK) s = ct_st_writer_finish(wr);
     ct_st_writer_free(wr);
@@ -100,7 +104,7 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = "fp32", *dither = "off", *langs = NULL;
+    const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = NULL, *dither = "off", *langs = NULL;
     long max_new = 0;
     char *files[MAX_CLIPS];
     int nfiles = 0;
@@ -151,6 +155,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     o.device = device;
+    if (!dtype) dtype = strcmp(device, "cuda") ? "fp32" : "bf16";
     if (!strcmp(dtype, "fp32")) o.weight_dtype = CT_DTYPE_F32;
     else if (!strcmp(dtype, "bf16")) o.weight_dtype = CT_DTYPE_BF16;
     else if (!strcmp(dtype, "fp16")) o.weight_dtype = CT_DTYPE_F16;
@@ -165,7 +170,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     rq.max_new_tokens = (int)max_new;
-    rq.keep_features = rq.keep_encoder = rq.keep_logits = 1;
+    rq.keep_features = rq.keep_encoder = 1;
+    rq.keep_logits = strcmp(device, "cuda") != 0; /* the GPU engine keeps no per-step logits */
     rq.punctuation = 1;
     /* languages: one for all clips, or one per clip */
     const char *lang_of[MAX_CLIPS];

@@ -36,6 +36,7 @@ static const struct {
     {"CT_TESTDATA", "audio/lying_short.flac"}, /* STREAMINFO says 1 s, holds ~8 s */
     {"CT_TESTDATA", "audio/bad/random.mp3"},
     {"CT_TESTDATA", "audio/concat_lying.mp3"}, /* Xing says 1 s, ~9 s follow (FFmpeg guesses 9.47 s) */
+    {"CT_TESTDATA", "audio/lying_short.flac"}, /* again: two re-decodes may overlap */
     {"CT_FIXTURES", "audio/c3_fr_ar_10s.wav"},
     {"CT_TESTDATA", "audio/speech.m4a"},
     {"CT_FIXTURES", "audio/c4_en_gb_30s.wav"},
@@ -210,8 +211,8 @@ static void test_modes_and_vad_threads(void **state) {
 
 /* A cap just above the largest file (70.37 s = 4.50 MB): files cannot all be
  * held at once, a slow consumer lets the pool fill up, and the bytes held
- * never exceed the cap. lying_short.flac, whose STREAMINFO claims 1 s, is
- * decoded again under the whole cap (concat_lying.mp3's length FFmpeg
+ * never exceed the cap. lying_short.flac (twice in the list), whose
+ * STREAMINFO claims 1 s, is decoded again under the whole cap (concat_lying.mp3's length FFmpeg
  * estimates from the bitrate, correctly). A cap below the largest file makes
  * that file a CT_ERR_LIMIT error in place. */
 static void test_memory_cap(void **state) {
@@ -230,7 +231,7 @@ static void test_memory_cap(void **state) {
     assert_int_equal(ok, NFILES - 3);
     assert_true(st.peak_held_bytes <= o.memory_cap_bytes);
     assert_true(st.peak_held_bytes >= 70 * 16000 * 4); /* the 70 s file was held */
-    assert_true(st.redecodes >= 1);                    /* lying_short.flac */
+    assert_true(st.redecodes >= 2);                    /* lying_short.flac twice */
 
     o.memory_cap_bytes = 3000000; /* 46.9 s: the 70 s file is over it */
     run_and_check((const char *const *)g_paths, NFILES, &o, &st, &ooo, &ok, 0);

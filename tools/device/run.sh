@@ -12,12 +12,14 @@
 #    then this engine: cuBLASLt GEMM rate, parity, the same benchmark, mixed
 #    lengths vs uniform through the scheduler, OOM and fatal-error injection;
 # 5. one summary table (tools/device/summarize.py). Logs under $OUT.
-# STAGES (default "tests fixture tiny full"; "ab" adds the A/B variants) picks stages.
+# 2b. product: cohere-transcribe-inspect --device cuda --dtype bf16 on the fixture
+#    batch vs the committed fp32 reference (tools/device/compare_inspect.py);
+# STAGES (default "tests fixture product tiny full"; "ab" adds the A/B variants) picks stages.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
-STAGES=${STAGES:-tests fixture tiny full}
+STAGES=${STAGES:-tests fixture product tiny full}
 SAN="compute-sanitizer --tool memcheck --error-exitcode 9"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
@@ -39,6 +41,29 @@ if has fixture; then
       grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -40
     echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$OUT/fixture.log" 2>&1
   cat "$OUT/fixture.log" | head -30
+fi
+if has product; then
+  # the product path: cohere-transcribe-inspect --device cuda (asr_gpu.c → gpu_engine.c → the engine)
+  # on the six fixture clips as one batch, vs the committed fp32 transformers reference
+  echo "== $(( $(date +%s) - t0 ))s product path (inspect --device cuda --dtype bf16 vs fp32 reference)"
+  WAVS=$(for c in c0_tones_1s c1_en_us_3s c2_de_noise_6s c3_fr_ar_10s c4_en_gb_30s c5_es_en_34s; do
+    printf 'tests/fixtures/audio/%s.wav ' $c; done)
+  { if [ -x build-dev/cohere-transcribe-inspect ]; then
+      build-dev/cohere-transcribe-inspect --model tests/fixtures/tiny-hf --device cuda --dtype bf16 \
+        --max-new-tokens 40 --out /tmp/product.safetensors $WAVS; echo "inspect cuda rc=$?"
+      python3 tools/device/compare_inspect.py /tmp/product.safetensors tests/fixtures/reference.safetensors
+      echo "product parity rc=$?"
+      [ -x build-dev/test_asr_gpu ] && { CT_FIXTURES=$PWD/tests/fixtures CT_BIN=$PWD/build-dev build-dev/test_asr_gpu 2>&1 | tail -12
+        echo "test_asr_gpu rc=${PIPESTATUS[0]}"; }
+      build-dev/cohere-transcribe-inspect --model tests/fixtures/tiny-hf --device cuda --dtype fp32 \
+        --out /tmp/p32.safetensors tests/fixtures/audio/c1_en_us_3s.wav; echo "inspect cuda fp32 (must refuse) rc=$?"
+      $SAN --print-limit 4 build-dev/cohere-transcribe-inspect --model tests/fixtures/tiny-hf --device cuda \
+        --max-new-tokens 40 --out /tmp/product_san.safetensors $WAVS 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid" | head -30
+      echo "memcheck product rc=${PIPESTATUS[0]}"
+    else
+      echo "product: build-dev/cohere-transcribe-inspect was not built (see build.log)"; grep product: "$OUT/build.log"
+    fi; } > "$OUT/product.log" 2>&1
+  cat "$OUT/product.log" | head -30
 fi
 if has tiny; then
   echo "== $(( $(date +%s) - t0 ))s tiny model"

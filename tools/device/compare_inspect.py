@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""compare_inspect.py — the product path's parity on the device: a
+cohere-transcribe-inspect output (--device cuda --dtype bf16, the six fixture
+clips as one batch, --max-new-tokens 40) against the committed fp32
+transformers reference (tests/fixtures/reference.safetensors): greedy tokens
+identical per clip, encoder relative L2 <= 1e-2 per clip (valid frames),
+features (GPU mel vs transformers, dither off) reported. One JSON line; exit 0
+only when every check holds.
+usage: compare_inspect.py OUT.safetensors tests/fixtures/reference.safetensors"""
+import json
+import sys
+
+import numpy as np
+from safetensors.numpy import load_file
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm(a.astype(np.float64) - b) / max(np.linalg.norm(b.astype(np.float64)), 1e-30))
+
+
+out, ref = load_file(sys.argv[1]), load_file(sys.argv[2])
+n = sum(1 for k in out if k.startswith("tokens."))
+rows = []
+ok = n == 6
+for i in range(n):
+    t, rt = out[f"tokens.{i}"], ref[f"tokens.{i}"]
+    e, re_ = out[f"encoder.{i}"], ref[f"encoder.{i}"]
+    f, rf = out[f"features.{i}"], ref[f"features.nodither.{i}"]
+    same = t.shape == rt.shape and bool((t == rt).all())
+    enc = rel_l2(e, re_) if e.shape == re_.shape else float("inf")
+    feat = rel_l2(f, rf) if f.shape == rf.shape else float("inf")
+    ok = ok and same and enc <= 1e-2
+    rows.append({"clip": i, "tokens_identical": same, "n_tokens": int(t.shape[0]), "ref_n_tokens": int(rt.shape[0]),
+                 "enc_rel_l2": enc, "features_rel_l2": feat})
+print(json.dumps({"what": "product_parity", "pass": ok, "clips": n, "rows": rows}))
+sys.exit(0 if ok else 1)

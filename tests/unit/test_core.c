@@ -1,4 +1,5 @@
-/* test_core.c — status codes, messages, arena, filesystem helpers. */
+/* test_core.c — status codes, messages, arena, filesystem helpers (atomic files included). */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,6 +83,64 @@ static void test_fs(void **state) {
     assert_false(ct_fs_is_dir(dir));
 }
 
+/* Number of entries in dir other than "." and "..". */
+static int count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n;
+}
+
+/* A file written in pieces appears only at commit, whole, with 0666 & ~umask;
+ * closed without commit it leaves nothing behind, not even the temp file. */
+static void test_atomic_file(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "w.bin"));
+    ct_atomic_file f;
+    CT_ASSERT_OK(ct_atomic_file_open(&f, path));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "abc", 3));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "", 0));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "defg", 4));
+    assert_false(ct_fs_is_file(path));
+    assert_int_equal(count_entries(dir), 1); /* the temp file */
+    mode_t um = umask(027);
+    ct_atomic_file_close(&f);
+    assert_int_equal(count_entries(dir), 0);
+    assert_false(ct_fs_is_file(path));
+
+    CT_ASSERT_OK(ct_atomic_file_open(&f, path));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "abc", 3));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "defg", 4));
+    CT_ASSERT_OK(ct_atomic_file_commit(&f));
+    CT_ASSERT_STATUS(ct_atomic_file_write(&f, "x", 1), CT_ERR_MISUSE);
+    CT_ASSERT_STATUS(ct_atomic_file_commit(&f), CT_ERR_MISUSE);
+    ct_atomic_file_close(&f);
+    ct_atomic_file_close(&f); /* twice is harmless */
+    umask(um);
+    assert_int_equal(count_entries(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    char *buf;
+    size_t n;
+    CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
+    assert_int_equal(n, 7);
+    assert_string_equal(buf, "abcdefg");
+    free(buf);
+
+    /* a folder that is not there: open fails naming the path; close is safe */
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "no/such/w.bin"));
+    CT_ASSERT_STATUS(ct_atomic_file_open(&f, path), CT_ERR_IO);
+    CT_ASSERT_ERROR_HAS("no/such/w.bin");
+    ct_atomic_file_close(&f);
+    ct_test_rmtree(dir);
+}
+
 static void test_dtype_conversions(void **state) {
     (void)state;
     /* every finite f16 and bf16 value survives a round trip through float */
@@ -112,6 +171,7 @@ int main(void) {
         cmocka_unit_test(test_fail_sets_message),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_fs),
+        cmocka_unit_test(test_atomic_file),
         cmocka_unit_test(test_dtype_conversions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

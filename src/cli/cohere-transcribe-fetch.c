@@ -5,13 +5,13 @@
  * 130 when interrupted (partial downloads are kept and resume next time). */
 #include <signal.h>
 #include <stdint.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/hub.h"
 #include "model/resolve.h"
@@ -47,12 +47,6 @@ typedef struct bar {
     int open; /* a bar line is on screen without its newline */
 } bar;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void human(double b, char *out, size_t cap) {
     const char *u[] = {"B", "kB", "MB", "GB", "TB"};
     int i = 0;
@@ -66,10 +60,10 @@ static void draw(const char *repo, const char *file, uint64_t done, uint64_t tot
     char d[32], t[32], r[32] = "";
     if (strcmp(b->file, file) != 0) {
         snprintf(b->file, sizeof b->file, "%s", file);
-        b->start = now_s();
+        b->start = ct_now();
         b->first = done;
     }
-    double el = now_s() - b->start;
+    double el = ct_now() - b->start;
     double rate = el > 0.2 ? (double)(done - b->first) / el : 0.0;
     if (rate > 0) {
         human(rate, r, sizeof r - 2);

@@ -110,52 +110,78 @@ static ct_status fsync_dir_of(const char *path) {
     return CT_OK;
 }
 
-ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len) {
+ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
     /* The temp file is opened with mode 0666 so the kernel applies the umask
      * as for any new file (mkstemp would give 0600; changing the process
      * umask to read it would race with other threads). The name is unique per
      * process, thread call and attempt; O_EXCL refuses a clash. */
     static _Atomic unsigned counter;
+    f->fd = -1;
+    f->tmp = NULL;
+    if (!(f->path = strdup(path))) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
     char tmp[PATH_MAX];
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+    for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
         int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
         if (n < 0 || (size_t)n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
+        f->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f->fd < 0 && errno != EEXIST)
             return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
     }
-    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot create a unique temp file", path);
+    if (f->fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot create a unique temp file", path);
+    if (!(f->tmp = strdup(tmp))) {
+        close(f->fd);
+        f->fd = -1;
+        unlink(tmp);
+        return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
+    }
+    return CT_OK;
+}
+
+ct_status ct_atomic_file_write(ct_atomic_file *f, const void *data, size_t len) {
+    if (f->fd < 0) return ct_fail(CT_ERR_MISUSE, "%s: write to a closed file", f->path);
     const unsigned char *p = data;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, p + done, len - done);
+    while (len > 0) {
+        size_t step = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
+        ssize_t w = write(f->fd, p, step);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return ct_fail(CT_ERR_IO, "%s: write failed: %s", path, strerror(e));
-        }
-        done += (size_t)w;
+        if (w <= 0)
+            return ct_fail(CT_ERR_IO, "%s: write failed: %s", f->path, w < 0 ? strerror(errno) : "no progress");
+        p += w;
+        len -= (size_t)w;
     }
-    if (fsync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", path, strerror(e));
-    }
-    if (close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ct_fail(CT_ERR_IO, "%s: close failed: %s", path, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ct_fail(CT_ERR_IO, "%s: rename failed: %s", path, strerror(e));
-    }
-    return fsync_dir_of(path);
+    return CT_OK;
+}
+
+ct_status ct_atomic_file_commit(ct_atomic_file *f) {
+    if (f->fd < 0 || !f->tmp) return ct_fail(CT_ERR_MISUSE, "%s: commit of a closed file", f->path);
+    if (fsync(f->fd) != 0) return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", f->path, strerror(errno));
+    int r = close(f->fd);
+    f->fd = -1;
+    if (r != 0) return ct_fail(CT_ERR_IO, "%s: close failed: %s", f->path, strerror(errno));
+    if (rename(f->tmp, f->path) != 0) return ct_fail(CT_ERR_IO, "%s: rename failed: %s", f->path, strerror(errno));
+    free(f->tmp);
+    f->tmp = NULL;
+    return fsync_dir_of(f->path);
+}
+
+void ct_atomic_file_close(ct_atomic_file *f) {
+    if (!f || !f->path) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->tmp) unlink(f->tmp);
+    free(f->tmp);
+    free(f->path);
+    f->fd = -1;
+    f->tmp = NULL;
+    f->path = NULL;
+}
+
+ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len) {
+    ct_atomic_file f;
+    ct_status s = ct_atomic_file_open(&f, path);
+    if (s == CT_OK) s = ct_atomic_file_write(&f, data, len);
+    if (s == CT_OK) s = ct_atomic_file_commit(&f);
+    ct_atomic_file_close(&f);
+    return s;
 }
 
 ct_status ct_fs_mkdirs(const char *path) {
@@ -195,8 +221,12 @@ ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b) {
     return CT_OK;
 }
 
-double ct_now(void) {
+static double clock_seconds(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+double ct_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+double ct_cpu_now(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }

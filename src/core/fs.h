@@ -27,6 +27,22 @@ void ct_fs_unmap(ct_mapping *m);
  * rename over path, fsync the directory. On failure path is untouched. */
 ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len);
 
+/* The same, for a file written in pieces (checkpoint writers): open makes
+ * the temp file beside path (mode 0666 & ~umask), write appends to it,
+ * commit fsyncs, renames over path and fsyncs the directory. close releases
+ * everything and removes the temp file unless commit succeeded; call it
+ * after open in every case (it is a no-op on a zeroed struct). */
+typedef struct ct_atomic_file {
+    char *path;
+    char *tmp; /* NULL once committed */
+    int fd;    /* -1 when closed */
+} ct_atomic_file;
+
+ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path);
+ct_status ct_atomic_file_write(ct_atomic_file *f, const void *data, size_t len);
+ct_status ct_atomic_file_commit(ct_atomic_file *f);
+void ct_atomic_file_close(ct_atomic_file *f);
+
 /* mkdir -p with mode 0777 & ~umask. Existing directories are fine. */
 ct_status ct_fs_mkdirs(const char *path);
 
@@ -37,7 +53,9 @@ int ct_fs_is_file(const char *path);
 /* dst = a "/" b, failing with CT_ERR_LIMIT if it does not fit in cap bytes. */
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b);
 
-/* Monotonic seconds, for stage timings. */
+/* Monotonic seconds, for stage timings; CPU seconds of the whole process
+ * (all threads), for CPU-time accounting in benchmarks. */
 double ct_now(void);
+double ct_cpu_now(void);
 
 #endif

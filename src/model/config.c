@@ -343,10 +343,10 @@ int ct_config_language_index(const ct_model_config *cfg, const char *lang) {
 
 /* ---- writing (transformers layout) -------------------------------------- */
 
-static ct_status write_json_file(const char *dir, const char *name, json_t *j) {
+ct_status ct_config_write_json(const char *dir, const char *name, json_t *j) {
     char p[PATH_MAX];
     ct_status s = ct_path_join(p, sizeof p, dir, name);
-    char *text = s == CT_OK ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    char *text = s == CT_OK && j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(j);
     if (s != CT_OK) return s;
     if (!text) return ct_fail(CT_ERR_OOM, "%s: cannot serialise", p);
@@ -375,7 +375,7 @@ ct_status ct_config_write_generation(const ct_model_config *c, const char *dir) 
     if (c->eos_id >= 0) SETI(g, "eos_token_id", c->eos_id);
     if (c->pad_id >= 0) SETI(g, "pad_token_id", c->pad_id);
     SETS(g, "transformers_version", "5.17.0");
-    return write_json_file(dir, "generation_config.json", g);
+    return ct_config_write_json(dir, "generation_config.json", g);
 }
 
 ct_status ct_config_write_transformers(const ct_model_config *c, const char *dtype_name, const char *dir) {
@@ -435,6 +435,6 @@ ct_status ct_config_write_transformers(const ct_model_config *c, const char *dty
     SETS(j, "transformers_version", "5.17.0");
     SETB(j, "use_cache", 1);
     SETI(j, "vocab_size", c->vocab_size);
-    CT_TRY(write_json_file(dir, "config.json", j));
+    CT_TRY(ct_config_write_json(dir, "config.json", j));
     return ct_config_write_generation(c, dir);
 }

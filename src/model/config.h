@@ -76,6 +76,13 @@ ct_status ct_config_write_transformers(const ct_model_config *cfg, const char *d
 /* dir/generation_config.json alone (ids that are -1 are left out). */
 ct_status ct_config_write_generation(const ct_model_config *cfg, const char *dir);
 
+/* Any JSON side file of a checkpoint (config.json, preprocessor_config.json,
+ * ...) as these writers make them: dir/name, indented by 2, keys sorted, a
+ * trailing newline, written atomically. Takes the reference to j (a jansson
+ * json_t): released on success and failure alike. */
+struct json_t;
+ct_status ct_config_write_json(const char *dir, const char *name, struct json_t *j);
+
 /* Index of lang in cfg->languages, or -1. */
 int ct_config_language_index(const ct_model_config *cfg, const char *lang);
 

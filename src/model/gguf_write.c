@@ -2,15 +2,11 @@
  * 32 bytes, atomic rename) and the NeMo ↔ CrispASR tensor-name mapping for
  * Cohere Transcribe (docs/GGUF.md); see gguf.h.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "core/fs.h"
 #include "model/gguf.h"
 
 enum { GGML_F32 = 0, GGML_F16 = 1, GGML_I8 = 24, GGML_I32 = 26, GGML_I64 = 27, GGML_BF16 = 30 };
@@ -71,8 +67,8 @@ typedef struct w_tensor {
 } w_tensor;
 
 struct ct_gguf_writer {
-    char *path, *tmp;
-    int fd;
+    ct_atomic_file file;
+    const char *path; /* file.path */
     buf kv;
     size_t n_kv;
     char **keys;
@@ -87,25 +83,12 @@ ct_status ct_gguf_writer_create(const char *path, ct_gguf_writer **out) {
     *out = NULL;
     ct_gguf_writer *w = calloc(1, sizeof *w);
     if (!w) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
-    w->fd = -1;
-    size_t pl = strlen(path);
-    w->path = strdup(path);
-    w->tmp = malloc(pl + 16);
-    if (!w->path || !w->tmp) {
+    ct_status s = ct_atomic_file_open(&w->file, path);
+    if (s != CT_OK) {
         ct_gguf_writer_free(w);
-        return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
+        return s;
     }
-    snprintf(w->tmp, pl + 16, "%s.tmp.XXXXXX", path);
-    w->fd = mkostemp(w->tmp, O_CLOEXEC);
-    if (w->fd < 0) {
-        int e = errno;
-        w->tmp[0] = '\0';
-        ct_gguf_writer_free(w);
-        return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(e));
-    }
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(w->fd, 0666 & ~um);
+    w->path = w->file.path;
     *out = w;
     return CT_OK;
 }
@@ -226,16 +209,7 @@ ct_status ct_gguf_writer_add_tensor(ct_gguf_writer *w, const char *name, ct_dtyp
 }
 
 static ct_status write_all(ct_gguf_writer *w, const void *data, size_t n) {
-    const uint8_t *p = data;
-    while (n > 0) {
-        size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r = write(w->fd, p, step);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return ct_fail(CT_ERR_IO, "%s: write failed: %s", w->path, r < 0 ? strerror(errno) : "no progress");
-        p += r;
-        n -= (size_t)r;
-    }
-    return CT_OK;
+    return ct_atomic_file_write(&w->file, data, n);
 }
 
 static ct_status pad_to(ct_gguf_writer *w, uint64_t target) {
@@ -286,27 +260,19 @@ ct_status ct_gguf_writer_finish(ct_gguf_writer *w) {
     if (!w->started) CT_TRY(start(w));
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' was declared but not written", w->path, w->t[w->cur].name);
-    if (fsync(w->fd) != 0) return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", w->path, strerror(errno));
-    int r = close(w->fd);
-    w->fd = -1;
-    if (r != 0) return ct_fail(CT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
-    if (rename(w->tmp, w->path) != 0) return ct_fail(CT_ERR_IO, "%s: rename failed: %s", w->path, strerror(errno));
-    w->tmp[0] = '\0';
+    CT_TRY(ct_atomic_file_commit(&w->file));
     w->finished = 1;
     return CT_OK;
 }
 
 void ct_gguf_writer_free(ct_gguf_writer *w) {
     if (!w) return;
-    if (w->fd >= 0) close(w->fd);
-    if (w->tmp && w->tmp[0]) unlink(w->tmp);
     for (size_t i = 0; i < w->n; i++) free(w->t[i].name);
     free(w->t);
     for (size_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
     free(w->keys);
     free(w->kv.p);
-    free(w->tmp);
-    free(w->path);
+    ct_atomic_file_close(&w->file);
     free(w);
 }
 

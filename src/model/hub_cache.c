@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "model/digest.h"
 #include "model/hub_internal.h"
 
 /* The exact text huggingface_hub writes (Cache Directory Tagging Standard). */
@@ -200,45 +200,8 @@ static int all_hex(const char *s, size_t n) {
 ct_status ct_hub_verify_blob(const char *path, const char *etag) {
     int sha256 = all_hex(etag, 64), gitsha1 = all_hex(etag, 40);
     if (!sha256 && !gitsha1) return CT_OK;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat s;
-    if (fstat(fd, &s) != 0) {
-        close(fd);
-        return ct_fail(CT_ERR_IO, "%s: cannot stat", path);
-    }
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || !EVP_DigestInit_ex(ctx, sha256 ? EVP_sha256() : EVP_sha1(), NULL)) {
-        EVP_MD_CTX_free(ctx);
-        close(fd);
-        return ct_fail(CT_ERR_INTERNAL, "cannot start a digest");
-    }
-    if (gitsha1) {
-        /* git hashes "blob <size>\0" + content */
-        char head[64];
-        int hl = snprintf(head, sizeof head, "blob %lld", (long long)s.st_size);
-        EVP_DigestUpdate(ctx, head, (size_t)hl + 1);
-    }
-    static __thread unsigned char buf[1 << 16];
-    ct_status st = CT_OK;
-    for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            st = ct_fail(CT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
-            break;
-        }
-        if (r == 0) break;
-        EVP_DigestUpdate(ctx, buf, (size_t)r);
-    }
-    close(fd);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    if (st != CT_OK) return st;
-    char hex[2 * EVP_MAX_MD_SIZE + 1];
-    for (unsigned i = 0; i < mdlen; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    char hex[65];
+    CT_TRY(ct_file_digest(path, sha256 ? CT_DIGEST_SHA256 : CT_DIGEST_GIT_SHA1, hex));
     if (strcmp(hex, etag) != 0)
         return ct_fail(CT_ERR_FORMAT, "%s: content hash %s does not match the Hub's %s", path, hex,
                        etag);

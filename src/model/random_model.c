@@ -313,26 +313,6 @@ int64_t ct_random_model_param_count(const ct_random_model_opts *o) {
 
 /* ---- JSON side files --------------------------------------------------- */
 
-static ct_status write_json(const char *dir, const char *name, json_t *j) {
-    char p[PATH_MAX];
-    ct_status s = ct_path_join(p, sizeof p, dir, name);
-    char *text = s == CT_OK ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-    json_decref(j);
-    if (s != CT_OK) return s;
-    if (!text) return ct_fail(CT_ERR_OOM, "%s: cannot serialise", name);
-    size_t n = strlen(text);
-    char *t2 = realloc(text, n + 2);
-    if (!t2) {
-        free(text);
-        return ct_fail(CT_ERR_OOM, "%s: out of memory", name);
-    }
-    t2[n] = '\n';
-    t2[n + 1] = '\0';
-    s = ct_fs_write_atomic(p, t2, n + 1);
-    free(t2);
-    return s;
-}
-
 #define SETI(o, k, v) json_object_set_new(o, k, json_integer(v))
 #define SETB(o, k, v) json_object_set_new(o, k, json_boolean(v))
 #define SETS(o, k, v) json_object_set_new(o, k, json_string(v))
@@ -542,7 +522,7 @@ ct_status ct_random_model_write(const ct_random_model_opts *o, const char *dir) 
     free(l.v);
     if (s == CT_OK) s = ct_st_writer_finish(w);
     ct_st_writer_free(w);
-    if (s == CT_OK && nemo) s = write_json(dir, "config.json", nemo_config(o));
+    if (s == CT_OK && nemo) s = ct_config_write_json(dir, "config.json", nemo_config(o));
     if (s == CT_OK) {
         ct_model_config c;
         opts_to_config(o, &c);
@@ -552,7 +532,7 @@ ct_status ct_random_model_write(const ct_random_model_opts *o, const char *dir) 
                                                                                 : "float16",
                                                 dir);
     }
-    if (s == CT_OK) s = write_json(dir, "preprocessor_config.json", preprocessor_config(o));
+    if (s == CT_OK) s = ct_config_write_json(dir, "preprocessor_config.json", preprocessor_config(o));
     if (s == CT_OK && o->write_tokenizer) s = write_tokenizer(dir, o->vocab_size);
     return s;
 }

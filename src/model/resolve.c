@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "model/digest.h"
 #include "model/resolve.h"
 #include "vad/silero.h"
 
@@ -375,37 +375,6 @@ ct_status ct_model_resolve(const char *spec, const char *revision, const ct_hub_
 }
 
 /* ---- VAD weights --------------------------------------------------------- */
-
-ct_status ct_file_sha256(const char *path, char hex[65]) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(ctx);
-        close(fd);
-        return ct_fail(CT_ERR_INTERNAL, "cannot start sha256");
-    }
-    unsigned char buf[1 << 15];
-    ct_status st = CT_OK;
-    for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            st = ct_fail(CT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
-            break;
-        }
-        if (r == 0) break;
-        EVP_DigestUpdate(ctx, buf, (size_t)r);
-    }
-    close(fd);
-    unsigned char md[32];
-    unsigned int mdlen = 0;
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    if (st != CT_OK) return st;
-    for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    return CT_OK;
-}
 
 static ct_status check_vad_file(const char *path) {
     char hex[65];

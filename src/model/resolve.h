@@ -63,7 +63,4 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
 ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *path,
                                       char ***names, int *n);
 
-/* sha256 of a file as 64 lower-case hex characters + NUL. */
-ct_status ct_file_sha256(const char *path, char hex[65]);
-
 #endif

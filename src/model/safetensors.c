@@ -5,15 +5,11 @@
  */
 #include "model/safetensors.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/fs.h"
 
@@ -277,6 +273,19 @@ static ct_status new_st(size_t n_files, ct_safetensors **out) {
     return CT_OK;
 }
 
+/* The common end of opening one file (s: how its setup went): parse it,
+ * index it, and hand st out or free it. */
+static ct_status finish_single(ct_safetensors *st, ct_status s, ct_safetensors **out) {
+    if (s == CT_OK) s = parse_file(st, 0);
+    if (s == CT_OK) s = finish_index(st);
+    if (s != CT_OK) {
+        ct_st_free(st);
+        return s;
+    }
+    *out = st;
+    return CT_OK;
+}
+
 ct_status ct_st_open_buffer(const void *buf, size_t len, const char *label, ct_safetensors **out) {
     *out = NULL;
     ct_safetensors *st;
@@ -285,14 +294,8 @@ ct_status ct_st_open_buffer(const void *buf, size_t len, const char *label, ct_s
     st->files[0].label = strdup(label ? label : "<buffer>");
     st->files[0].map.data = buf;
     st->files[0].map.size = len;
-    ct_status s = st->files[0].label ? parse_file(st, 0) : ct_fail(CT_ERR_OOM, "safetensors: out of memory");
-    if (s == CT_OK) s = finish_index(st);
-    if (s != CT_OK) {
-        ct_st_free(st);
-        return s;
-    }
-    *out = st;
-    return CT_OK;
+    ct_status s = st->files[0].label ? CT_OK : ct_fail(CT_ERR_OOM, "safetensors: out of memory");
+    return finish_single(st, s, out);
 }
 
 static ct_status open_single(const char *path, ct_safetensors **out) {
@@ -304,14 +307,7 @@ static ct_status open_single(const char *path, ct_safetensors **out) {
     ct_status s = CT_OK;
     if (!(f->label = strdup(path))) s = ct_fail(CT_ERR_OOM, "safetensors: out of memory");
     if (s == CT_OK && (s = ct_fs_map(path, &f->map)) == CT_OK) f->mapped = 1;
-    if (s == CT_OK) s = parse_file(st, 0);
-    if (s == CT_OK) s = finish_index(st);
-    if (s != CT_OK) {
-        ct_st_free(st);
-        return s;
-    }
-    *out = st;
-    return CT_OK;
+    return finish_single(st, s, out);
 }
 
 /* A shard name from an index must be a plain file name in the index's
@@ -548,9 +544,8 @@ typedef struct wt_decl {
 } wt_decl;
 
 struct ct_st_writer {
-    char *path;
-    char *tmp;
-    int fd;
+    ct_atomic_file file;
+    const char *path; /* file.path */
     wt_decl *decl;
     size_t n, cap;
     json_t *meta;
@@ -564,27 +559,13 @@ ct_status ct_st_writer_create(const char *path, ct_st_writer **out) {
     *out = NULL;
     ct_st_writer *w = calloc(1, sizeof *w);
     if (!w) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
-    w->fd = -1;
-    size_t pl = strlen(path);
-    w->path = strdup(path);
-    w->tmp = malloc(pl + 16);
-    w->meta = json_object();
-    if (!w->path || !w->tmp || !w->meta) {
+    ct_status s = ct_atomic_file_open(&w->file, path);
+    if (s == CT_OK && !(w->meta = json_object())) s = ct_fail(CT_ERR_OOM, "%s: out of memory", path);
+    if (s != CT_OK) {
         ct_st_writer_free(w);
-        return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
+        return s;
     }
-    snprintf(w->tmp, pl + 16, "%s.tmp.XXXXXX", path);
-    w->fd = mkostemp(w->tmp, O_CLOEXEC);
-    if (w->fd < 0) {
-        int e = errno;
-        w->tmp[0] = '\0';
-        ct_st_writer_free(w);
-        return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(e));
-    }
-    /* mkostemp makes 0600; a checkpoint is an ordinary file (0666 & ~umask). */
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(w->fd, 0666 & ~um);
+    w->path = w->file.path;
     *out = w;
     return CT_OK;
 }
@@ -634,16 +615,7 @@ ct_status ct_st_writer_set_metadata(ct_st_writer *w, const char *key, const char
 }
 
 static ct_status write_all(ct_st_writer *w, const void *data, size_t n) {
-    const uint8_t *p = data;
-    while (n > 0) {
-        size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t r = write(w->fd, p, step);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return ct_fail(CT_ERR_IO, "%s: write failed: %s", w->path, r < 0 ? strerror(errno) : "no progress");
-        p += r;
-        n -= (size_t)r;
-    }
-    return CT_OK;
+    return ct_atomic_file_write(&w->file, data, n);
 }
 
 static void skip_empty(ct_st_writer *w) {
@@ -728,38 +700,16 @@ ct_status ct_st_writer_finish(ct_st_writer *w) {
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' and %zu more were declared but not written", w->path,
                        w->decl[w->cur].name, w->n - w->cur - 1);
-    if (fsync(w->fd) != 0) return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", w->path, strerror(errno));
-    int r = close(w->fd);
-    w->fd = -1;
-    if (r != 0) return ct_fail(CT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
-    if (rename(w->tmp, w->path) != 0) return ct_fail(CT_ERR_IO, "%s: rename failed: %s", w->path, strerror(errno));
-    w->tmp[0] = '\0';
+    CT_TRY(ct_atomic_file_commit(&w->file));
     w->finished = 1;
-    /* Make the rename durable. */
-    char dir[PATH_MAX];
-    size_t dl = strlen(w->path);
-    while (dl > 0 && w->path[dl - 1] != '/') dl--;
-    if (dl == 0) strcpy(dir, ".");
-    else if (dl < sizeof dir) {
-        memcpy(dir, w->path, dl);
-        dir[dl] = '\0';
-    } else return CT_OK;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
     return CT_OK;
 }
 
 void ct_st_writer_free(ct_st_writer *w) {
     if (!w) return;
-    if (w->fd >= 0) close(w->fd);
-    if (w->tmp && w->tmp[0]) unlink(w->tmp);
     for (size_t i = 0; i < w->n; i++) free(w->decl[i].name);
     free(w->decl);
     json_decref(w->meta);
-    free(w->tmp);
-    free(w->path);
+    ct_atomic_file_close(&w->file);
     free(w);
 }

@@ -106,6 +106,14 @@ static ct_status want_wire(const parser *ps, const uint8_t *at, int wire, int wa
                    want, (size_t)(at - ps->base));
 }
 
+/* A length-delimited field (string, bytes or sub-message) at `at`: its
+ * wire type checked, its contents in sub. */
+static ct_status get_field(const parser *ps, cursor *c, const uint8_t *at, int wire, const char *field,
+                           cursor *sub) {
+    CT_TRY(want_wire(ps, at, wire, WT_LEN, field));
+    return get_len(ps, c, sub);
+}
+
 static ct_status own(ct_onnx_model *m, void *ptr) {
     if (!ptr) return ct_fail(CT_ERR_OOM, "onnx: out of memory");
     if (m->n_owned == m->cap_owned) {
@@ -244,13 +252,11 @@ static ct_status parse_tensor(parser *ps, cursor c, const char *graph, ct_onnx_t
         case 7: s = read_repeated(ps, &c, w, 0, &i64, "TensorProto.int64_data"); break;
         case 10: s = read_repeated(ps, &c, w, 8, &dbl, "TensorProto.double_data"); break;
         case 8:
-            if ((s = want_wire(ps, at, w, WT_LEN, "TensorProto.name")) == CT_OK &&
-                (s = get_len(ps, &c, &sub)) == CT_OK)
+            if ((s = get_field(ps, &c, at, w, "TensorProto.name", &sub)) == CT_OK)
                 s = copy_str(ps->m, &sub, &t->name);
             break;
         case 9:
-            if ((s = want_wire(ps, at, w, WT_LEN, "TensorProto.raw_data")) == CT_OK &&
-                (s = get_len(ps, &c, &sub)) == CT_OK) {
+            if ((s = get_field(ps, &c, at, w, "TensorProto.raw_data", &sub)) == CT_OK) {
                 raw = sub.p;
                 raw_len = (size_t)(sub.end - sub.p);
                 have_raw = 1;
@@ -348,20 +354,17 @@ static ct_status parse_attribute(parser *ps, cursor c, const char *graph, int de
         CT_TRY(get_key(ps, &c, &f, &w));
         switch (f) {
         case 1:
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "AttributeProto.name"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "AttributeProto.name", &sub));
             CT_TRY(copy_str(ps->m, &sub, &name));
             break;
         case 5:
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "AttributeProto.t"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "AttributeProto.t", &sub));
             CT_TRY(parse_tensor(ps, sub, graph, &t));
             have_t = 1;
             break;
         case 6:  /* g */
         case 11: /* graphs */
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "AttributeProto.g"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "AttributeProto.g", &sub));
             CT_TRY(parse_graph(ps, sub, depth + 1));
             break;
         default: CT_TRY(skip(ps, &c, w)); break;
@@ -386,18 +389,15 @@ static ct_status parse_node(parser *ps, cursor c, const char *graph, int depth) 
         CT_TRY(get_key(ps, &c, &f, &w));
         switch (f) {
         case 2:
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "NodeProto.output"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "NodeProto.output", &sub));
             if (!out0) CT_TRY(copy_str(ps->m, &sub, &out0));
             break;
         case 4:
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "NodeProto.op_type"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "NodeProto.op_type", &sub));
             CT_TRY(copy_str(ps->m, &sub, &op));
             break;
         case 5:
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "NodeProto.attribute"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "NodeProto.attribute", &sub));
             CT_TRY(parse_attribute(ps, sub, graph, depth, &value, &have_value));
             break;
         default: CT_TRY(skip(ps, &c, w)); break;
@@ -422,8 +422,7 @@ static ct_status parse_graph(parser *ps, cursor c, int depth) {
         cursor sub;
         CT_TRY(get_key(ps, &scan, &f, &w));
         if (f == 2) {
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "GraphProto.name"));
-            CT_TRY(get_len(ps, &scan, &sub));
+            CT_TRY(get_field(ps, &scan, at, w, "GraphProto.name", &sub));
             CT_TRY(copy_str(ps->m, &sub, &gname));
         } else {
             CT_TRY(skip(ps, &scan, w));
@@ -436,12 +435,10 @@ static ct_status parse_graph(parser *ps, cursor c, int depth) {
         cursor sub;
         CT_TRY(get_key(ps, &c, &f, &w));
         if (f == 1) {
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "GraphProto.node"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "GraphProto.node", &sub));
             CT_TRY(parse_node(ps, sub, gname, depth));
         } else if (f == 5) {
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "GraphProto.initializer"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "GraphProto.initializer", &sub));
             ct_onnx_tensor t;
             CT_TRY(parse_tensor(ps, sub, gname, &t));
             CT_TRY(add_tensor(ps->m, &t));
@@ -461,8 +458,7 @@ static ct_status parse_model(parser *ps, cursor c) {
         cursor sub;
         CT_TRY(get_key(ps, &c, &f, &w));
         if (f == 7) {
-            CT_TRY(want_wire(ps, at, w, WT_LEN, "ModelProto.graph"));
-            CT_TRY(get_len(ps, &c, &sub));
+            CT_TRY(get_field(ps, &c, at, w, "ModelProto.graph", &sub));
             CT_TRY(parse_graph(ps, sub, 0));
             have_graph = 1;
         } else {

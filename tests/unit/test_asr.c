@@ -83,10 +83,7 @@ static void check_clip(fx *f, const ct_asr_clip *c, int i, int dither, int d, in
     float *feat = ref_f32(f, nm, &n, &k);
     assert_int_equal(c->feature_frames, n);
     double e = ct_max_abs_diff(c->features, feat, (size_t)n * k);
-    /* 1e-4 everywhere except the mel module's one documented case (pure-tone
-     * clip 0 with dither: 1.02e-4 in one element, see docs/TESTING.md, mel) */
-    double tol = dither && i == 0 ? 1.1e-4 : 1e-4;
-    if (!(e <= tol)) fail_msg("clip %d: features max |Δ| %.3g > %.3g", i, e, tol);
+    if (!(e <= 1e-4)) fail_msg("clip %d: features max |Δ| %.3g > 1e-4", i, e);
     free(feat);
     if (dither) return; /* the model reference ran on the dither-off features */
     snprintf(nm, sizeof nm, "encoder.%d", i);

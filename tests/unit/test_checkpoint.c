@@ -11,48 +11,14 @@
 #include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/random_model.h"
+#include "model_testutil.h"
 #include "testutil.h"
 
-static ct_random_model_opts tiny(void) {
-    ct_random_model_opts o = ct_random_model_default_options();
-    o.enc_layers = 2, o.enc_d_model = 64, o.enc_heads = 4, o.enc_ff = 256, o.subsampling_channels = 16;
-    o.dec_layers = 2, o.dec_d_model = 64, o.dec_heads = 4, o.dec_ff = 128, o.dec_max_positions = 128;
-    o.vocab_size = 400;
-    o.seed = 11;
-    o.dtype = CT_DTYPE_F32;
-    o.bf16_exact = 1;
-    return o;
-}
-
 static void write_model(const char *dir, ct_config_layout layout, ct_dtype dt) {
-    ct_random_model_opts o = tiny();
+    ct_random_model_opts o = ct_test_tiny_model(11);
     o.layout = layout;
     o.dtype = dt;
     CT_ASSERT_OK(ct_random_model_write(&o, dir));
-}
-
-/* Every tensor of a equals (as floats) the same-named tensor of b. */
-static void assert_same_tensors(const ct_checkpoint *a, const ct_checkpoint *b) {
-    for (size_t i = 0; i < ct_checkpoint_count(a); i++) {
-        const ct_st_tensor *x = ct_checkpoint_at(a, i);
-        const ct_st_tensor *y = ct_checkpoint_tensor(b, x->name);
-        if (!y) fail_msg("tensor %s missing from the second checkpoint", x->name);
-        assert_int_equal(x->ndim, y->ndim);
-        for (int k = 0; k < x->ndim; k++) assert_int_equal(x->shape[k], y->shape[k]);
-        if (x->dtype == CT_DTYPE_I64 || y->dtype == CT_DTYPE_I64) {
-            assert_int_equal(x->dtype, y->dtype);
-            assert_memory_equal(x->data, y->data, x->nbytes);
-            continue;
-        }
-        size_t n = (size_t)x->numel;
-        float *fx = malloc(n * sizeof *fx + 4), *fy = malloc(n * sizeof *fy + 4);
-        CT_ASSERT_OK(ct_st_tensor_to_f32(x, fx, n));
-        CT_ASSERT_OK(ct_st_tensor_to_f32(y, fy, n));
-        if (n && memcmp(fx, fy, n * sizeof *fx) != 0)
-            fail_msg("tensor %s differs (max |d| %g)", x->name, ct_max_abs_diff(fx, fy, n));
-        free(fx);
-        free(fy);
-    }
 }
 
 static void assert_same_sizes(const ct_model_config *a, const ct_model_config *b) {
@@ -96,7 +62,7 @@ static void test_layouts_agree(void **state) {
     assert_int_equal(ca->decoder_start_id, ct_random_model_min_vocab() - 1);
     assert_same_sizes(ca, cb);
     assert_int_equal(ct_checkpoint_count(a), ct_checkpoint_count(b));
-    assert_same_tensors(a, b);
+    ct_test_assert_tensors_in(a, b);
     /* names are normalised: no model. prefix, head unprefixed */
     assert_non_null(ct_checkpoint_tensor(a, "encoder.layers.1.self_attn.pos_bias_u"));
     assert_null(ct_checkpoint_tensor(a, "model.encoder.layers.1.self_attn.pos_bias_u"));
@@ -139,7 +105,7 @@ static void test_layouts_agree(void **state) {
     assert_int_equal(n1, n3);
     assert_memory_equal(b1, b3, n1);
     free(b3);
-    ct_random_model_opts o = tiny();
+    ct_random_model_opts o = ct_test_tiny_model(11);
     o.seed = 12;
     CT_ASSERT_OK(ct_random_model_write(&o, d3));
     CT_ASSERT_OK(ct_fs_read_all(p3, 1 << 26, &b3, &n3));
@@ -207,12 +173,6 @@ static void rewrite(const char *dir, edit e) {
     ct_st_writer_free(w);
     ct_st_free(st);
     remove(q);
-}
-
-static void set_file(const char *dir, const char *name, const char *text) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    ct_test_write_file(p, text, strlen(text));
 }
 
 /* Replace the first occurrence of `from` in dir/name by `to`. */
@@ -302,7 +262,7 @@ static void test_refusals(void **state) {
     }
     /* a file that is neither a directory nor .gguf, and a path that is not there */
     const char *dir = ct_test_tmpdir();
-    set_file(dir, "x.bin", "x");
+    ct_test_write_text(dir, "x.bin", "x");
     char p[4096];
     snprintf(p, sizeof p, "%s/x.bin", dir);
     expect_refused(p, CT_ERR_INVALID_ARG, "not a model directory");
@@ -346,14 +306,14 @@ static void test_sharded(void **state) {
     snprintf(index + o, cap - o, "}}");
     ct_st_free(st);
     remove(p);
-    set_file(d2, "model.safetensors.index.json", index);
+    ct_test_write_text(d2, "model.safetensors.index.json", index);
     free(index);
     ct_checkpoint *a, *b;
     CT_ASSERT_OK(ct_checkpoint_open(d1, &a));
     CT_ASSERT_OK(ct_checkpoint_open(d2, &b));
     assert_same_sizes(ct_checkpoint_config(a), ct_checkpoint_config(b));
     assert_int_equal(ct_checkpoint_count(a), ct_checkpoint_count(b));
-    assert_same_tensors(a, b);
+    ct_test_assert_tensors_in(a, b);
     ct_checkpoint_free(a);
     ct_checkpoint_free(b);
     ct_test_rmtree(d1);
@@ -380,7 +340,7 @@ static void test_fixtures_agree(void **state) {
     for (size_t i = 0; i < ct_checkpoint_count(b); i++)
         if (strncmp(ct_checkpoint_at(b, i)->name, "preprocessor.", 13) != 0) shared++;
     assert_int_equal(shared, ct_checkpoint_count(a));
-    assert_same_tensors(a, b);
+    ct_test_assert_tensors_in(a, b);
     assert_int_equal(ct_checkpoint_tensor(a, "encoder.layers.0.norm_out.weight")->dtype, CT_DTYPE_F32);
     assert_int_equal(ct_checkpoint_tensor(b, "encoder.layers.0.norm_out.weight")->dtype, CT_DTYPE_BF16);
     ct_checkpoint_free(a);

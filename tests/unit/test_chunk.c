@@ -4,13 +4,13 @@
  * boundaries reference.safetensors holds (split.concat_all.bounds,
  * split.clip5.bounds). */
 #include <jansson.h>
-#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asr/chunk.h"
 #include "model/safetensors.h"
+#include "fixture_io.h"
 #include "testutil.h"
 
 static float *make_signal(size_t n, uint32_t seed, json_t *segs) {
@@ -41,9 +41,7 @@ static void check_bounds(const ct_chunk_span *sp, size_t cnt, const int64_t *wan
 
 static void test_synthetic_cases(void **state) {
     (void)state;
-    json_error_t err;
-    json_t *root = json_load_file(CT_FIXTURE("mel/chunks.json"), 0, &err);
-    if (!root) fail_msg("chunks.json: %s", err.text);
+    json_t *root = ct_test_load_json(CT_FIXTURE("mel/chunks.json"));
     json_t *cases = json_object_get(root, "cases");
     assert_true(json_array_size(cases) >= 8);
     int multi = 0;
@@ -73,18 +71,6 @@ static void test_synthetic_cases(void **state) {
     json_decref(root);
 }
 
-static float *read_wav(const char *rel, size_t *n) {
-    SF_INFO info;
-    memset(&info, 0, sizeof info);
-    SNDFILE *f = sf_open(CT_FIXTURE(rel), SFM_READ, &info);
-    if (!f) fail_msg("%s: %s", rel, sf_strerror(NULL));
-    float *x = malloc(sizeof(float) * (size_t)info.frames);
-    assert_int_equal(sf_readf_float(f, x, info.frames), info.frames);
-    sf_close(f);
-    *n = (size_t)info.frames;
-    return x;
-}
-
 /* an I64 tensor of reference.safetensors, copied out of the mapping */
 static int64_t *read_i64(const char *name, size_t *count) {
     ct_safetensors *st = NULL;
@@ -106,7 +92,7 @@ static void test_fixture_clips(void **state) {
     float *clips[6];
     size_t n[6], total = 0;
     for (int i = 0; i < 6; i++) {
-        clips[i] = read_wav(files[i], &n[i]);
+        clips[i] = ct_test_read_audio(CT_FIXTURE(files[i]), &n[i]);
         total += n[i];
     }
     float *cat = malloc(sizeof(float) * total);

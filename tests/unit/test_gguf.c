@@ -14,6 +14,7 @@
 #include "model/gguf.h"
 #include "model/random_model.h"
 #include "model/tokenizer.h"
+#include "model_testutil.h"
 #include "testutil.h"
 
 /* ---- a little GGUF image builder ---------------------------------------- */
@@ -316,39 +317,6 @@ static void test_writer_types(void **state) {
 
 /* ---- checkpoint round trips --------------------------------------------- */
 
-static ct_random_model_opts tiny(void) {
-    ct_random_model_opts o = ct_random_model_default_options();
-    o.enc_layers = 2, o.enc_d_model = 64, o.enc_heads = 4, o.enc_ff = 256, o.subsampling_channels = 16;
-    o.dec_layers = 2, o.dec_d_model = 64, o.dec_heads = 4, o.dec_ff = 128, o.dec_max_positions = 128;
-    o.vocab_size = 400;
-    o.seed = 5;
-    o.dtype = CT_DTYPE_F32;
-    o.bf16_exact = 1;
-    return o;
-}
-
-/* Every tensor of a is in b with the same shape and float values. */
-static void assert_subset_equal(const ct_checkpoint *a, const ct_checkpoint *b) {
-    for (size_t i = 0; i < ct_checkpoint_count(a); i++) {
-        const ct_st_tensor *x = ct_checkpoint_at(a, i), *y = ct_checkpoint_tensor(b, x->name);
-        if (!y) fail_msg("tensor %s missing", x->name);
-        assert_int_equal(x->ndim, y->ndim);
-        for (int k = 0; k < x->ndim; k++) assert_int_equal(x->shape[k], y->shape[k]);
-        if (x->dtype == CT_DTYPE_I64) {
-            assert_int_equal(y->dtype, CT_DTYPE_I64);
-            assert_memory_equal(x->data, y->data, x->nbytes);
-            continue;
-        }
-        size_t n = (size_t)x->numel;
-        float *fx = malloc(n * 4 + 4), *fy = malloc(n * 4 + 4);
-        CT_ASSERT_OK(ct_st_tensor_to_f32(x, fx, n));
-        CT_ASSERT_OK(ct_st_tensor_to_f32(y, fy, n));
-        if (n && memcmp(fx, fy, n * 4)) fail_msg("tensor %s differs", x->name);
-        free(fx);
-        free(fy);
-    }
-}
-
 static void assert_same_config(const ct_model_config *a, const ct_model_config *b) {
     const int x[] = {a->enc_layers, a->enc_d_model, a->enc_heads, a->enc_ff, a->enc_conv_kernel, a->subsampling_channels,
                      a->n_mels, a->dec_layers, a->dec_d_model, a->dec_heads, a->dec_ff, a->dec_max_positions,
@@ -376,7 +344,7 @@ static void assert_files_equal(const char *d1, const char *d2, const char *name)
 static void test_round_trip(void **state) {
     (void)state;
     const char *d1 = ct_test_tmpdir(), *d2 = ct_test_tmpdir();
-    ct_random_model_opts o = tiny();
+    ct_random_model_opts o = ct_test_tiny_model(5);
     CT_ASSERT_OK(ct_random_model_write(&o, d1));
     char gp[4096], back[4096], gp16[4096];
     snprintf(gp, sizeof gp, "%s/m.gguf", d2);
@@ -390,12 +358,12 @@ static void test_round_trip(void **state) {
     assert_same_config(ct_checkpoint_config(a), ct_checkpoint_config(b));
     /* all but the 2 BatchNorm counters travel */
     assert_int_equal(ct_checkpoint_count(b) + 2, ct_checkpoint_count(a));
-    assert_subset_equal(b, a);
+    ct_test_assert_tensors_in(b, a);
     CT_ASSERT_OK(ct_convert_from_gguf(gp, back, CT_CONVERT_KEEP_DTYPE));
     CT_ASSERT_OK(ct_checkpoint_open(back, &c));
     assert_same_config(ct_checkpoint_config(a), ct_checkpoint_config(c));
     assert_int_equal(ct_checkpoint_count(c), ct_checkpoint_count(a));
-    assert_subset_equal(a, c);
+    ct_test_assert_tensors_in(a, c);
     assert_files_equal(d1, back, "config.json");
     assert_files_equal(d1, back, "generation_config.json");
     assert_files_equal(d1, back, "tokenizer.json");
@@ -424,7 +392,7 @@ static void test_round_trip(void **state) {
     CT_ASSERT_OK(ct_convert_to_gguf(d1, gp16, CT_DTYPE_BF16));
     CT_ASSERT_OK(ct_checkpoint_open(gp16, &b));
     assert_int_equal(ct_checkpoint_tensor(b, "encoder.layers.1.self_attn.linear_q.weight")->dtype, CT_DTYPE_BF16);
-    assert_subset_equal(b, a);
+    ct_test_assert_tensors_in(b, a);
     ct_checkpoint_free(b);
     ct_checkpoint_free(a);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "model/digest.h"
 #include "model/hub.h"
 #include "model/hub_internal.h"
 #include "model/resolve.h"

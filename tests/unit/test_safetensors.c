@@ -110,12 +110,6 @@ static void test_sharded(void **state) {
     ct_st_free(st);
 }
 
-static void write_text(const char *dir, const char *name, const char *text) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    ct_test_write_file(p, text, strlen(text));
-}
-
 /* A small f32 file written by our writer: name → n floats of value v. */
 static void write_st(const char *path, int n, const char *const *names, float v) {
     ct_st_writer *w;
@@ -289,7 +283,7 @@ static void test_malformed_files_and_shards(void **state) {
     CT_ASSERT_STATUS(ct_st_open(p, &st), CT_ERR_NOT_FOUND);
     CT_ASSERT_ERROR_HAS("missing.safetensors");
     /* an empty file and a truncated one on disk */
-    write_text(dir, "empty.safetensors", "");
+    ct_test_write_text(dir, "empty.safetensors", "");
     snprintf(p, sizeof p, "%s/empty.safetensors", dir);
     CT_ASSERT_STATUS(ct_st_open(p, &st), CT_ERR_FORMAT);
     CT_ASSERT_ERROR_HAS("shorter than the 8-byte");
@@ -303,7 +297,7 @@ static void test_malformed_files_and_shards(void **state) {
     write_st(p, 1, n3, 3.0f);
     snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
 
-    write_text(dir, "model.safetensors.index.json",
+    ct_test_write_text(dir, "model.safetensors.index.json",
                "{\"weight_map\":{\"x.weight\":\"s1.safetensors\",\"x.bias\":\"s1.safetensors\","
                "\"y.weight\":\"s2.safetensors\"}}");
     CT_ASSERT_OK(ct_st_open(dir, &st));
@@ -335,7 +329,7 @@ static void test_malformed_files_and_shards(void **state) {
         {"[]", CT_ERR_FORMAT, "not a JSON object"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_text(dir, "model.safetensors.index.json", bad[i].index);
+        ct_test_write_text(dir, "model.safetensors.index.json", bad[i].index);
         st = (ct_safetensors *)0x1;
         ct_status s = ct_st_open(dir, &st);
         if (s != bad[i].want)
@@ -346,7 +340,7 @@ static void test_malformed_files_and_shards(void **state) {
     /* A malformed shard is reported with its own path. */
     snprintf(p, sizeof p, "%s/s4.safetensors", dir);
     ct_test_write_file(p, "\x04\0\0\0\0\0\0\0{]}x", 12);
-    write_text(dir, "model.safetensors.index.json", "{\"weight_map\":{\"q\":\"s4.safetensors\"}}");
+    ct_test_write_text(dir, "model.safetensors.index.json", "{\"weight_map\":{\"q\":\"s4.safetensors\"}}");
     CT_ASSERT_STATUS(ct_st_open(dir, &st), CT_ERR_FORMAT);
     CT_ASSERT_ERROR_HAS("s4.safetensors: header is not valid JSON");
     ct_test_rmtree(dir);

@@ -7,10 +7,10 @@
  */
 #include <jansson.h>
 #include <math.h>
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_io.h"
 #include "testutil.h"
 #include "vad/energy.h"
 #include "vad/fixed.h"
@@ -212,16 +212,9 @@ static void test_fixed_windows(void **state) {
 /* Exactly auditok's spans (same double arithmetic for the times). */
 static void test_matches_auditok(void **state) {
     (void)state;
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(CT_FIXTURE("vad/speech_pauses.flac"), SFM_READ, &info);
-    assert_non_null(f);
-    size_t n = (size_t)info.frames;
-    float *a = malloc(n * sizeof(float));
-    assert_int_equal(sf_readf_float(f, a, info.frames), info.frames);
-    sf_close(f);
-    json_error_t e;
-    json_t *doc = json_load_file(CT_FIXTURE("vad/auditok_reference.json"), 0, &e);
-    if (!doc) fail_msg("auditok_reference.json: %s", e.text);
+    size_t n;
+    float *a = ct_test_read_audio(CT_FIXTURE("vad/speech_pauses.flac"), &n);
+    json_t *doc = ct_test_load_json(CT_FIXTURE("vad/auditok_reference.json"));
     assert_int_equal(json_integer_value(json_object_get(doc, "samples")), n);
     json_t *runs = json_object_get(doc, "runs");
     assert_true(json_array_size(runs) >= 3);

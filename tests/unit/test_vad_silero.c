@@ -8,35 +8,16 @@
 #include <jansson.h>
 #include <math.h>
 #include <omp.h>
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/fs.h"
+#include "fixture_io.h"
 #include "testutil.h"
 #include "vad/silero.h"
 #include "vad/timestamps.h"
 
-static float *read_flac(const char *path, size_t *n) {
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f) fail_msg("cannot open %s: %s", path, sf_strerror(NULL));
-    assert_int_equal(info.samplerate, 16000);
-    assert_int_equal(info.channels, 1);
-    float *a = malloc((size_t)info.frames * sizeof(float));
-    assert_non_null(a);
-    assert_int_equal(sf_readf_float(f, a, info.frames), info.frames);
-    sf_close(f);
-    *n = (size_t)info.frames;
-    return a;
-}
-
-static json_t *load_reference(void) {
-    json_error_t e;
-    json_t *doc = json_load_file(CT_FIXTURE("vad/silero_reference.json"), 0, &e);
-    if (!doc) fail_msg("silero_reference.json: %s", e.text);
-    return doc;
-}
+static json_t *load_reference(void) { return ct_test_load_json(CT_FIXTURE("vad/silero_reference.json")); }
 
 static ct_silero *load_model(void) {
     ct_silero *s = NULL;
@@ -61,7 +42,7 @@ static void test_probs_match_onnxruntime(void **state) {
     (void)state;
     ct_silero *s = load_model();
     size_t n;
-    float *audio = read_flac(CT_FIXTURE("vad/speech_pauses.flac"), &n);
+    float *audio = ct_test_read_audio(CT_FIXTURE("vad/speech_pauses.flac"), &n);
     json_t *doc = load_reference();
     assert_int_equal(json_integer_value(json_object_get(doc, "samples")), n);
     json_t *ref = json_object_get(doc, "probabilities");
@@ -146,7 +127,7 @@ static void test_batch_equals_single_and_reference(void **state) {
     (void)state;
     ct_silero *s = load_model();
     size_t n;
-    float *audio = read_flac(CT_FIXTURE("vad/speech_pauses.flac"), &n);
+    float *audio = ct_test_read_audio(CT_FIXTURE("vad/speech_pauses.flac"), &n);
     enum { B = 5 };
     const size_t lens[B] = {48000 + 37, 512 * 150, 300, 0, 16000 * 9};
     const size_t offs[B] = {0, 100000, 5000, 0, 300000};
@@ -233,7 +214,7 @@ static void test_spans_match_package(void **state) {
     size_t frames = json_array_size(jp);
     size_t n = (size_t)json_integer_value(json_object_get(doc, "samples"));
     ct_silero *s = load_model();
-    float *audio = read_flac(CT_FIXTURE("vad/speech_pauses.flac"), &n);
+    float *audio = ct_test_read_audio(CT_FIXTURE("vad/speech_pauses.flac"), &n);
     float *probs = malloc(frames * sizeof(float));
     const float *clips[1] = {audio};
     CT_ASSERT_OK(ct_silero_probs_batch(s, clips, &n, 1, &probs));

@@ -44,6 +44,12 @@ void ct_test_write_file(const char *path, const void *data, size_t len) {
     fclose(f);
 }
 
+void ct_test_write_text(const char *dir, const char *name, const char *text) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p) fail_msg("path too long: %s/%s", dir, name);
+    ct_test_write_file(p, text, strlen(text));
+}
+
 double ct_max_abs_diff(const float *a, const float *b, size_t n) {
     double m = 0;
     for (size_t i = 0; i < n; i++) {

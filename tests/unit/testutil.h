@@ -28,6 +28,8 @@ void ct_test_rmtree(const char *dir);
 
 /* Write bytes to a file (test data); asserts on failure. */
 void ct_test_write_file(const char *path, const void *data, size_t len);
+/* Write a NUL-terminated text as dir/name; asserts on failure. */
+void ct_test_write_text(const char *dir, const char *name, const char *text);
 
 /* Assert a call returned the given status, printing ct_last_error() if not. */
 #define CT_ASSERT_STATUS(expr, want)                                                       \

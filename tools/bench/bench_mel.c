@@ -14,23 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "asr/mel.h"
+#include "core/fs.h"
 #include "asr/mel_internal.h"
 #include "asr/torch_rng.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -89,10 +77,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s(), c0 = cpu_s();
+        double t0 = ct_now(), c0 = ct_cpu_now();
         ct_mel_compute_batch(mel, (const float *const *)clips, lens, batch, dither, out, T, NULL);
-        times[r] = now_s() - t0;
-        cpus[r] = cpu_s() - c0;
+        times[r] = ct_now() - t0;
+        cpus[r] = ct_cpu_now() - c0;
     }
     qsort(times, (size_t)reps, sizeof(double), cmp_double);
     qsort(cpus, (size_t)reps, sizeof(double), cmp_double);
@@ -103,9 +91,9 @@ int main(int argc, char **argv) {
            isa_names[ct_mel__isa()], batch, secs, dither, reps, 1e3 * med, audio / med, 1e3 * times[0], audio / times[0],
            1e3 * cmed, audio / cmed);
     if (plain) {
-        double t0 = now_s(), c0 = cpu_s();
+        double t0 = ct_now(), c0 = ct_cpu_now();
         for (int b = 0; b < batch; b++) ct_mel_compute_reference(mel, clips[b], lens[b], dither, out, T);
-        double t = now_s() - t0, c = cpu_s() - c0;
+        double t = ct_now() - t0, c = ct_cpu_now() - c0;
         printf("mel plain: wall %.3f s (%.1fx real time), CPU %.3f s (%.1fx)\n", t, audio / t, c, audio / c);
     }
     for (int b = 0; b < batch; b++) free(clips[b]);

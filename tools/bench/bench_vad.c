@@ -11,7 +11,6 @@
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "core/fs.h"
 #include "vad/silero.h"
@@ -49,16 +48,12 @@ int main(int argc, char **argv) {
     }
     double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
-        struct timespec c0, c1;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-        double t0 = ct_now();
+        double c0 = ct_cpu_now(), t0 = ct_now();
         if (ct_silero_probs_batch(s, clips, lens, batch, probs) != CT_OK) {
             fprintf(stderr, "%s\n", ct_last_error());
             return 1;
         }
-        double t = ct_now() - t0;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-        double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+        double t = ct_now() - t0, cpu = ct_cpu_now() - c0;
         if (t < best) best = t;
         if (cpu < best_cpu) best_cpu = cpu;
     }

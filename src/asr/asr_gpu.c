@@ -7,8 +7,10 @@
  * dither the CPU mel (asr/mel.h, torch-exact dither) makes the features of
  * the whole batch at once (the dither noise depends on the padded batch, as
  * in transformers) and each group's engine call starts from its rows, so
- * dithered features equal the CPU path's bit for bit. Logits per step are not kept by the engine: a request
- * with keep_logits is refused. */
+ * dithered features equal the CPU path's bit for bit. Logits per step are
+ * not kept by the engine: a request with keep_logits is refused. The GPU mel
+ * needs ≥ 320 samples (two frames) per clip; shorter clips fail with the
+ * engine's message. */
 #include "asr/asr_gpu.h"
 
 #include <stdlib.h>

@@ -8,7 +8,6 @@
  * fp32/fp16 weights refused. In every build: the host side (asr_gpu.c) driven
  * by a scripted engine (ct_gpu_engine_wrap): grouping by prompt, row mapping,
  * stop reasons, texts, kept features/encoder, dithered CPU features. */
-#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "asr/asr_gpu.h"
 #include "compute/gpu_engine.h"
 #include "model/safetensors.h"
+#include "fixture_io.h"
 #include "testutil.h"
 
 #define NCLIPS 6
@@ -69,15 +69,7 @@ static void test_inspect_refused_without_gpu(void **state) {
     ct_test_rmtree(dir);
 }
 
-static void read_wav(const char *path, float **x, size_t *n) {
-    SF_INFO info = {0};
-    SNDFILE *sf = sf_open(path, SFM_READ, &info);
-    if (!sf) fail_msg("%s: %s", path, sf_strerror(NULL));
-    *n = (size_t)info.frames;
-    *x = malloc(sizeof(float) * *n);
-    assert_int_equal(sf_readf_float(sf, *x, (sf_count_t)*n), (sf_count_t)*n);
-    sf_close(sf);
-}
+static void read_wav(const char *path, float **x, size_t *n) { *x = ct_test_read_audio(path, n); }
 
 static void test_fixture_batch_on_gpu(void **state) {
     if (expected_refusal()) skip();

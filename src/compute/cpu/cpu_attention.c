@@ -1,5 +1,6 @@
-/* cpu_attention.c — attention on sgemm/sgemv, OpenMP over (row, head) pairs
- * (OpenBLAS runs single-threaded inside a parallel region). The encoder path
+/* cpu_attention.c — attention on sgemm (encoder) and plain loops (one decoder
+ * query), OpenMP over (row, head) pairs (OpenBLAS runs single-threaded inside
+ * an active parallel region). The encoder path
  * computes only the L valid query rows and the 2L−1 relative positions they
  * use; per-thread scratch comes from the workspace. */
 #include <cblas.h>
@@ -74,7 +75,18 @@ static void attend_one(float *o, const float *qi, const float *K, const float *V
         memset(o, 0, sizeof(float) * Dh);
         return;
     }
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, Dh, scale, K, D, qi, 1, 0.0f, s, 1);
+    /* Plain loops, not cblas_sgemv: the callers run this inside an OpenMP
+     * region that is often inactive (its `if` is false while decoding), and
+     * OpenBLAS-openmp then opens a nested team, for which libgomp creates
+     * and joins fresh threads on every call (about 1,500 a second, 4x slower
+     * decoding with two threads; docs/PERFORMANCE.md). */
+    for (int j = 0; j < nk; j++) {
+        const float *kj = K + (size_t)j * D;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int d = 0; d < Dh; d++) dot += kj[d] * qi[d];
+        s[j] = scale * dot;
+    }
     float mx = -INFINITY;
     for (int j = 0; j < nk; j++)
         if (s[j] > mx) mx = s[j];
@@ -86,7 +98,13 @@ static void attend_one(float *o, const float *qi, const float *K, const float *V
     }
     float inv = 1.0f / sum;
     for (int j = 0; j < nk; j++) s[j] *= inv;
-    cblas_sgemv(CblasRowMajor, CblasTrans, nk, Dh, 1.0f, V, D, s, 1, 0.0f, o, 1);
+    memset(o, 0, sizeof(float) * Dh);
+    for (int j = 0; j < nk; j++) {
+        const float *vj = V + (size_t)j * D;
+        const float sj = s[j];
+#pragma omp simd
+        for (int d = 0; d < Dh; d++) o[d] += sj * vj[d];
+    }
 }
 
 ct_status ct_cpu_attn_causal(ct_backend *be, float *out, const float *q, const float *kc, const float *vc,

@@ -43,6 +43,17 @@ static void small_m(float *y, const float *x, const ct_tensor *w, float alpha, f
     }
 }
 
+/* One tile of CT_WBLOCK output features with half-precision weights: widen
+ * the tile's weight rows into `tile` (CT_WBLOCK × K floats) and multiply.
+ * y (M,N), x (M,K), w (N,K). */
+static void widened_tile_gemm(float *y, const float *x, const ct_tensor *w, float *tile, int blk, float alpha,
+                              float beta, int M, int N, int K) {
+    int n0 = blk * CT_WBLOCK, nb = N - n0 < CT_WBLOCK ? N - n0 : CT_WBLOCK;
+    const uint16_t *src = (const uint16_t *)w->data + (size_t)n0 * K;
+    ct_widen_half(tile, src, (size_t)nb * K, w->dtype == CT_DTYPE_BF16);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nb, K, alpha, x, K, tile, K, beta, y + n0, N);
+}
+
 /* y = alpha·act(y + b) + residual (or y += alpha·b when the GEMM already
  * accumulated into the residual). */
 static void epilogue(float *y, const float *b, const float *residual, float alpha, ct_act act, int M, int N,
@@ -88,14 +99,20 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
         float *tiles = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * CT_WBLOCK * K);
         if (!tiles) return CT_ERR_OOM;
         int nblocks = (N + CT_WBLOCK - 1) / CT_WBLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if ((size_t)M * N * K > 4 * CT_PAR_MIN)
-        for (int blk = 0; blk < nblocks; blk++) {
-            float *tile = tiles + (size_t)omp_get_thread_num() * CT_WBLOCK * K;
-            int n0 = blk * CT_WBLOCK, nb = N - n0 < CT_WBLOCK ? N - n0 : CT_WBLOCK;
-            const uint16_t *src = (const uint16_t *)w->data + (size_t)n0 * K;
-            ct_widen_half(tile, src, (size_t)nb * K, w->dtype == CT_DTYPE_BF16);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nb, K, gemm_alpha, x, K, tile, K, beta,
-                        y + n0, N);
+        if ((size_t)M * N * K > 4 * CT_PAR_MIN) {
+            /* Tiles across threads; inside an active region OpenBLAS runs
+             * each sgemm on the calling thread. */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+            for (int blk = 0; blk < nblocks; blk++)
+                widened_tile_gemm(y, x, w, tiles + (size_t)omp_get_thread_num() * CT_WBLOCK * K, blk, gemm_alpha,
+                                  beta, M, N, K);
+        } else {
+            /* Small products stay outside any OpenMP region: BLAS called from
+             * an inactive region starts a nested team, and libgomp creates a
+             * fresh thread for it on every call (see docs/PERFORMANCE.md,
+             * "Two-thread decoding fixed"). */
+            for (int blk = 0; blk < nblocks; blk++)
+                widened_tile_gemm(y, x, w, tiles, blk, gemm_alpha, beta, M, N, K);
         }
         ct_arena_rewind(ws, mark);
     } else {

@@ -6,7 +6,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "asr/asr_gpu.h"
 #include "asr/encoder.h"
@@ -36,14 +35,6 @@ ct_asr_request ct_asr_default_request(void) {
     ct_asr_request r = {.languages = NULL, .punctuation = 1, .dither = 0, .max_new_tokens = 0};
     return r;
 }
-
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out) {
     *out = NULL;
@@ -191,7 +182,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     }
     int max_new = req->max_new_tokens > 0 ? req->max_new_tokens : hp->max_pos - P;
     /* mel on the host, one padded batch */
-    double t0 = now(), c0 = cpu_now();
+    double t0 = ct_now(), c0 = ct_cpu_now();
     size_t nmax = 0;
     for (int b = 0; b < B; b++) {
         if (n_samples[b] > nmax) nmax = n_samples[b];
@@ -204,7 +195,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
         goto done;
     }
     if ((s = ct_mel_compute_batch(a->mel, clips, n_samples, B, req->dither, feats_host, T, feat_len)) != CT_OK) goto done;
-    double t1 = now(), c1 = cpu_now();
+    double t1 = ct_now(), c1 = ct_cpu_now();
     out->seconds_mel = t1 - t0;
     out->cpu_mel = c1 - c0;
     /* arenas: encoder activations + decoder state in act; op scratch in ws */
@@ -231,7 +222,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if ((s = ct_encoder_forward(&a->w, be, &a->act, &a->ws, feats, feat_len, B, T, &enc, enc_len, &Te_got)) != CT_OK)
         goto done;
     if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
-    double t2 = now(), c2 = cpu_now();
+    double t2 = ct_now(), c2 = ct_cpu_now();
     out->seconds_encoder = t2 - t1;
     out->cpu_encoder = c2 - c1;
     for (int b = 0; b < B; b++) {
@@ -255,8 +246,8 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
                               .keep_logits = req->keep_logits};
     if ((s = ct_generate_greedy(&a->w, be, &dst, &a->ws, prompts, P, &go, rows)) != CT_OK) goto done;
     if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
-    out->seconds_decoder = now() - t2;
-    out->cpu_decoder = cpu_now() - c2;
+    out->seconds_decoder = ct_now() - t2;
+    out->cpu_decoder = ct_cpu_now() - c2;
     for (int b = 0; b < B; b++) {
         ct_asr_clip *c = &out->clips[b];
         c->tokens = rows[b].tokens;

@@ -14,22 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "asr/asr.h"
 #include "asr/encoder.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "core/fs.h"
 
 static double peak_rss_gb(void) {
     struct rusage ru;
@@ -65,10 +53,10 @@ static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N); /* warm-up */
     double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t = now(), tc = cpu_now();
+        double t = ct_now(), tc = ct_cpu_now();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
-        t = now() - t;
-        tc = cpu_now() - tc;
+        t = ct_now() - t;
+        tc = ct_cpu_now() - tc;
         if (t < best) best = t;
         if (tc < best_cpu) best_cpu = tc;
     }
@@ -108,13 +96,13 @@ int main(int argc, char **argv) {
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
     o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
-    double t_load = now();
+    double t_load = ct_now();
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {
         fprintf(stderr, "bench_engine: %s\n", ct_last_error());
         return 1;
     }
-    t_load = now() - t_load;
+    t_load = ct_now() - t_load;
     double rss_after_load = peak_rss_gb();
     const ct_asr_weights *w = ct_asr_model_weights(asr);
     size_t n = (size_t)(seconds * 16000.0);

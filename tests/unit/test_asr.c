@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "asr/asr.h"
+#include "fixture_io.h"
 #include "model/safetensors.h"
 #include "testutil.h"
 
@@ -43,24 +44,12 @@ static int ref_tokens(fx *f, int i, int32_t *out) {
     return (int)t->shape[0];
 }
 
-static void read_wav(const char *path, float **x, size_t *n) {
-    SF_INFO info = {0};
-    SNDFILE *sf = sf_open(path, SFM_READ, &info);
-    if (!sf) fail_msg("%s: %s", path, sf_strerror(NULL));
-    assert_int_equal(info.samplerate, 16000);
-    assert_int_equal(info.channels, 1);
-    *n = (size_t)info.frames;
-    *x = malloc(sizeof(float) * *n);
-    assert_int_equal(sf_readf_float(sf, *x, (sf_count_t)*n), (sf_count_t)*n);
-    sf_close(sf);
-}
-
 static int setup(void **state) {
     fx *f = calloc(1, sizeof *f);
     char rel[128];
     for (int i = 0; i < NCLIPS; i++) {
         snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
-        read_wav(CT_FIXTURE(rel), &f->clips[i], &f->n[i]);
+        f->clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &f->n[i]);
     }
     if (ct_st_open(CT_FIXTURE("reference.safetensors"), &f->ref) != CT_OK) return -1;
     *state = f;

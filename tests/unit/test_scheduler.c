@@ -42,14 +42,20 @@ static void make_secs(double *s, int n, unsigned seed) {
     }
 }
 
+/* Default options packing at most `rows` rows, growing to at most `limit`. */
+static ct_sched_opts rows_opts(int rows, int limit) {
+    ct_sched_opts o;
+    ct_sched_default_options(&o);
+    o.max_rows = rows;
+    o.max_rows_limit = limit;
+    return o;
+}
+
 static void test_packing_longest_first(void **state) {
     (void)state;
     double sec[10] = {3, 30, 12, 30, 7, 25, 2, 18, 9, 33};
     fake f = {.sec = sec, .poison = -1};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 4;
-    o.max_rows_limit = 4;
+    ct_sched_opts o = rows_opts(4, 4);
     o.max_audio_s = 100; /* 4 × 33 > 100: the first batch holds 3 */
     ct_breaker br;
     ct_breaker_init(&br);
@@ -70,10 +76,7 @@ static void test_oom_splits_and_lowers_cap(void **state) {
     double sec[64];
     make_secs(sec, 64, 7);
     fake f = {.sec = sec, .poison = -1, .oom_above = 8 * 30.0};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 32;
-    o.max_rows_limit = 32;
+    ct_sched_opts o = rows_opts(32, 32);
     ct_breaker br;
     ct_breaker_init(&br);
     ct_status st[64];
@@ -98,10 +101,7 @@ static void test_single_item_oom_fails_alone(void **state) {
     (void)state;
     double sec[3] = {34, 5, 4};
     fake f = {.sec = sec, .poison = -1, .oom_above = 20};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 3;
-    o.max_rows_limit = 3;
+    ct_sched_opts o = rows_opts(3, 3);
     ct_breaker br;
     ct_breaker_init(&br);
     ct_status st[3];
@@ -119,10 +119,7 @@ static void test_error_isolates_item(void **state) {
     double sec[20];
     make_secs(sec, 20, 3);
     fake f = {.sec = sec, .poison = 11};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 8;
-    o.max_rows_limit = 8;
+    ct_sched_opts o = rows_opts(8, 8);
     ct_breaker br;
     ct_breaker_init(&br);
     ct_status st[20];
@@ -143,10 +140,7 @@ static void test_fatal_opens_breaker(void **state) {
     double sec[40];
     make_secs(sec, 40, 9);
     fake f = {.sec = sec, .poison = -1, .fatal_at_call = 3};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 8;
-    o.max_rows_limit = 8;
+    ct_sched_opts o = rows_opts(8, 8);
     ct_breaker br;
     ct_breaker_init(&br);
     ct_status st[40];
@@ -176,10 +170,7 @@ static void test_adaptive_growth(void **state) {
     double sec[200];
     for (int i = 0; i < 200; i++) sec[i] = 10;
     fake f = {.sec = sec, .poison = -1};
-    ct_sched_opts o;
-    ct_sched_default_options(&o);
-    o.max_rows = 8;
-    o.max_rows_limit = 20;
+    ct_sched_opts o = rows_opts(8, 20);
     o.adaptive = 1;
     o.grow_after = 2;
     ct_breaker br;

@@ -15,7 +15,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "core/fs.h"
 
 enum { MAX_PROMPT = 64, MAX_ROWS = 1024 };
 
@@ -54,12 +55,6 @@ ct_status ct_asr_gpu_open(const ct_checkpoint *ck, const ct_asr_hparams *hp, ct_
     }
     *out = e;
     return CT_OK;
-}
-
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* One engine call for rows idx[0..n) that share a prompt. */
@@ -205,7 +200,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
         out->audio_seconds += (double)n_samples[b] / 16000.0;
     }
     if (req->dither) { /* torch-exact dither on the CPU, the whole batch as one (like the CPU path) */
-        double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        double t0 = ct_now(), c0 = ct_cpu_now();
         size_t nmax = 0;
         for (int b = 0; b < B; b++)
             if (n_samples[b] > nmax) nmax = n_samples[b];
@@ -224,8 +219,8 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
         dz.feats = dfeat;
         dz.len = dlen;
         dz.T = T;
-        out->seconds_mel += clock_s(CLOCK_MONOTONIC) - t0;
-        out->cpu_mel += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        out->seconds_mel += ct_now() - t0;
+        out->cpu_mel += ct_cpu_now() - c0;
     }
     for (int b = 0; b < B; b++) {
         if (done_row[b]) continue;

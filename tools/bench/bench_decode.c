@@ -61,7 +61,10 @@ int main(int argc, char **argv) {
     printf("|---|---|---|---|---|\n");
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", argv[1], files[i].file);
+        if (ct_path_join(path, sizeof path, argv[1], files[i].file) != CT_OK) {
+            fprintf(stderr, "bench_decode: %s\n", ct_last_error());
+            return 1;
+        }
         double audio = 0, sf_audio = 0;
         double t_ff = time_ours(path, CT_AUDIO_BACKEND_FFMPEG, reps, &audio);
         double t_sf = files[i].sndfile ? time_ours(path, CT_AUDIO_BACKEND_SNDFILE, reps, &sf_audio) : -1;

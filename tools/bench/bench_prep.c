@@ -10,18 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "core/fs.h"
 #include "prep/prep.h"
 #include "vad/silero.h"
-
-static double cpu_seconds(void) {
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + (double)u.ru_stime.tv_sec +
-           u.ru_stime.tv_usec * 1e-6;
-}
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -33,7 +25,7 @@ typedef struct {
 /* workers == 0: the sequential loop. */
 static int run_once(char **paths, size_t n, const ct_prep_options *base, int workers, run_result *r) {
     memset(r, 0, sizeof *r);
-    double c0 = cpu_seconds(), t0 = ct_now();
+    double c0 = ct_cpu_now(), t0 = ct_now();
     if (workers == 0) {
         for (size_t i = 0; i < n; i++) {
             ct_prep_item *it;
@@ -60,7 +52,7 @@ static int run_once(char **paths, size_t n, const ct_prep_options *base, int wor
         ct_prep_free(p);
     }
     r->wall = ct_now() - t0;
-    r->cpu = cpu_seconds() - c0;
+    r->cpu = ct_cpu_now() - c0;
     return 0;
 }
 

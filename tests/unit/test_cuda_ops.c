@@ -273,7 +273,7 @@ static void test_relattn(void **state) {
         ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
                                  (long long)R * ldbd, 1, 1.f};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
         for (int h = 0; h < H; h++) {
             ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
                                      (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
@@ -301,7 +301,7 @@ static void test_relattn(void **state) {
             ct_cuda_bgemm_args g2f = {(int)R, 2 * T - 1, Dh, H, dqf, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
                                       (long long)R * ldbd, 1, 1.f};
             CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2f));
-            CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 0, (size_t)ldbd, NULL, vr, dlen, B, T, H, scale));
+            CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, vr, dlen, B, T, H, scale));
             CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
             for (int h = 0; h < H; h++) {
                 ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
@@ -312,67 +312,13 @@ static void test_relattn(void **state) {
             float *gf = get_bf16(o2, R * D);
             expect_close("rel-pos attention, u folded", gf, ref, R * D, 1e-2);
             free(gf); free(qf); free(vu);
-            ct_cuda_dfree(g_cuda, dqf); ct_cuda_dfree(g_cuda, dvu);
-            /* restore the ac the following checks start from (unfolded q) */
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
-                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-            }
-            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
-        }
-        /* position scores stored as bf16 (CT_CUDA_BD_BF16) */
-        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * ldbd * 2));
-        CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
-        ct_cuda_bgemm_args g4 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                 (long long)R * ldbd, 0, 1.f};
-        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g4));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, 1, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                     (long long)T * D, 0, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-        }
-        g = get_bf16(o2, R * D);
-        expect_close("rel-pos attention, bf16 bd", g, ref, R * D, 1e-2);
-        free(g);
-        /* blocked position scores: reversed table, query blocks of 16 (3 blocks, the last partial) */
-        {
-            int blk = 16, nblk = (T + blk - 1) / blk, ldn = (T + blk - 1 + 7) & ~7, np = H * B * nblk;
-            float *rrev = malloc((size_t)(2 * T - 1 + blk) * D * 4);
-            memset(rrev, 0, (size_t)(2 * T - 1 + blk) * D * 4);
-            for (int r = 0; r < 2 * T - 1; r++) memcpy(rrev + (size_t)r * D, rp + (size_t)(2 * T - 2 - r) * D, D * 4);
-            void *drr = dev_bf16(rrev, (size_t)(2 * T - 1 + blk) * D);
-            /* q rows of the last block read past R: give the qkv copy slack */
-            float *qpad = calloc((R + blk) * 3 * D, 4);
-            memcpy(qpad, qkv, R * 3 * D * 4);
-            void *dq2 = dev_bf16(qpad, (R + blk) * 3 * D);
-            void *bdb = dev_poison((size_t)np * blk * ldn * 4), *pa = dev_poison(np * 8), *pb = dev_poison(np * 8),
-                 *pd = dev_poison(np * 8), *vr2 = dev_poison(H * (2 * T - 1) * 4);
-            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr2, dq2, drr, du, dv, B, T, H, Dh));
-            CT_ASSERT_OK(ct_cuda_relattn_blk_ptrs(g_cuda, pa, pb, pd, dq2, drr, bdb, B, T, H, Dh, blk, ldn));
-            CT_ASSERT_OK(ct_cuda_bgemm_ptr(g_cuda, blk, T + blk - 1, Dh, pa, 3 * D, pb, D, pd, ldn, np));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dq2 + h * Dh, 3 * D, sq, (uint16_t *)dq2 + D + h * Dh,
-                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-            }
-            CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
-            CT_ASSERT_OK(ct_cuda_relattn_softmax_blk(g_cuda, P, ac, bdb, blk, ldn, uk, vr2, 2 * T - 1, dlen, B, T, H, scale));
+            /* the fused kernel on the same folded inputs, against the u/v form of MODEL.md */
             CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                         (uint16_t *)dq2 + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                         (long long)T * D, 0, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-            }
-            g = get_bf16(o2, R * D);
-            expect_close("rel-pos attention, blocked bd", g, ref, R * D, 1e-2);
-            free(g);
-            void *fr[] = {drr, dq2, bdb, pa, pb, pd, vr2};
-            for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
-            free(rrev); free(qpad);
+            CT_ASSERT_OK(ct_cuda_relattn_fused(g_cuda, o2, dqf, drp, vr, dlen, B, T, H, Dh, scale));
+            gf = get_bf16(o2, R * D);
+            expect_close("rel-pos attention, fused", gf, ref, R * D, 1e-2);
+            free(gf);
+            ct_cuda_dfree(g_cuda, dqf); ct_cuda_dfree(g_cuda, dvu);
         }
         ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
     }
@@ -398,6 +344,102 @@ static void test_relattn(void **state) {
     expect_close("relative position table", pt, pr, (2 * Tp - 1) * dp, 4e-3);
     free(pt); free(pr); ct_cuda_dfree(g_cuda, pe);
     free(qkv); free(u); free(v); free(rp); free(ref);
+}
+
+/* The fused kernel (cuda_relattn_fused.cu) against a CPU version written from
+ * MODEL.md on the engine's folded inputs (q' = q + u in the qkv rows,
+ * vr = (v − u)·rp) and against the unfused GPU path on the same inputs. Shapes
+ * cover several query blocks and key tiles with partial last ones, lengths
+ * that end inside, at the edge of and before a tile, a fully padded query
+ * block, and the head sizes of the tiny (16) and full (160) models. */
+static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
+    int D = H * Dh;
+    size_t R = (size_t)B * T, NP = (size_t)2 * T - 1;
+    float *qkv = malloc(R * 3 * D * 4), *rp = malloc(NP * D * 4), *vr = malloc(H * NP * 4), *ref = calloc(R * D, 4);
+    fill(qkv, R * 3 * D, 1.f); fill(rp, NP * D, 1.f);
+    for (size_t i = 0; i < H * NP; i++) vr[i] = frand() * 2.f;
+    float scale = 1.f / sqrtf((float)Dh);
+    double *s = malloc(T * sizeof(double));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < len[b]; i++) {
+                double mx = -1e300, sum = 0;
+                const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
+                for (int j = 0; j < len[b]; j++) {
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
+                    const float *r = rp + (size_t)(T - 1 - i + j) * D + h * Dh;
+                    double a = 0;
+                    for (int e = 0; e < Dh; e++) a += (double)q[e] * k[e] + (double)q[e] * r[e];
+                    s[j] = (a + vr[(size_t)h * NP + (T - 1 - i + j)]) * scale;
+                    if (s[j] > mx) mx = s[j];
+                }
+                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
+                for (int e = 0; e < Dh; e++) {
+                    double o = 0;
+                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
+                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
+                }
+            }
+    void *dqkv = dev_bf16(qkv, R * 3 * D), *drp = dev_bf16(rp, NP * D), *dvr = dev_f32(vr, H * NP);
+    void *dlen = dev_i32(len, B), *o = dev_poison(R * D * 2);
+    char what[96];
+    assert_true(ct_cuda_relattn_fused_supports(Dh));
+    CT_ASSERT_OK(ct_cuda_relattn_fused(g_cuda, o, dqkv, drp, dvr, dlen, B, T, H, Dh, scale));
+    float *got = get_bf16(o, R * D);
+    snprintf(what, sizeof what, "fused B%d T%d H%d Dh%d", B, T, H, Dh);
+    expect_close(what, got, ref, R * D, 1e-2);
+    for (int b = 0; b < B; b++) /* padded query rows exactly zero, not merely small */
+        for (int i = len[b]; i < T; i++)
+            for (int e = 0; e < D; e++)
+                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("%s: padded row %d of batch %d not zero", what, i, b);
+    /* the unfused path on the same inputs: both must agree to bf16 rounding of P and o */
+    {
+        int ldbd = (2 * T - 1 + 7) & ~7;
+        long long sq = (long long)T * 3 * D;
+        void *ac = dev_poison((size_t)H * R * T * 4), *bd = dev_poison((size_t)H * R * ldbd * 4);
+        void *P = dev_poison((size_t)H * R * T * 2), *o2 = dev_poison(R * D * 2);
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
+                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+        }
+        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
+                                 (long long)R * ldbd, 1, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
+        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, dvr, dlen, B, T, H, scale));
+        for (int h = 0; h < H; h++) {
+            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
+                                     (long long)T * D, 0, 1.f};
+            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+        }
+        float *g2h = get_bf16(o2, R * D);
+        snprintf(what, sizeof what, "unfused B%d T%d H%d Dh%d", B, T, H, Dh);
+        expect_close(what, g2h, ref, R * D, 1e-2);
+        snprintf(what, sizeof what, "fused vs unfused Dh%d", Dh);
+        expect_close(what, got, g2h, R * D, 1e-2);
+        free(g2h);
+        void *fr[] = {ac, bd, P, o2};
+        for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
+    }
+    free(got);
+    void *fr[] = {dqkv, drp, dvr, dlen, o};
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
+    free(qkv); free(rp); free(vr); free(ref); free(s);
+}
+
+static void test_relattn_fused(void **state) {
+    (void)state;
+    int l1[3] = {150, 64, 1};  /* full; exactly one key tile; a single key (blocks 1, 2 fully padded) */
+    relattn_fused_case(3, 150, 2, 160, l1);
+    int l2[2] = {129, 70};     /* one key past a tile edge; ends inside the second tile */
+    relattn_fused_case(2, 129, 4, 16, l2);
+    int l3[2] = {37, 30};      /* one query block, one partial key tile */
+    relattn_fused_case(2, 37, 2, 64, l3);
+    int l4[1] = {200};
+    relattn_fused_case(1, 200, 1, 128, l4);
+    CT_ASSERT_STATUS(ct_cuda_relattn_fused(g_cuda, NULL, NULL, NULL, NULL, NULL, 1, 8, 1, 24, 1.f), CT_ERR_UNSUPPORTED);
+    assert_false(ct_cuda_relattn_fused_supports(24));
 }
 
 static void test_conv_module(void **state) {
@@ -713,6 +755,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),          cmocka_unit_test(test_bgemm),
         cmocka_unit_test(test_layernorm),     cmocka_unit_test(test_relattn),
+        cmocka_unit_test(test_relattn_fused),
         cmocka_unit_test(test_conv_module),   cmocka_unit_test(test_subsampling),
         cmocka_unit_test(test_decoder_attn),  cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_mel),           cmocka_unit_test(test_alloc_injection),

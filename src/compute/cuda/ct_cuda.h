@@ -111,31 +111,23 @@ ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *q
 /* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
  * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
  * r = T−1−i+j; uk NULL counts as 0. */
-ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd, int bd_bf16,
-                                     size_t ldbd, const float *uk, const float *vr, const int *len, int B, int T,
-                                     int H, float scale); /* bd fp32 (or bf16) rows of ldbd ≥ 2T−1 */
+ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, size_t ldbd,
+                                     const float *uk, const float *vr, const int *len, int B, int T, int H,
+                                     float scale); /* bd fp32 rows of ldbd ≥ 2T−1 */
+/* The whole encoder attention in one kernel (cuda_relattn_fused.cu), as the
+ * engine lays it out: qkv (B,T,3·H·Dh) bf16 with u already folded into q,
+ * rp (2T−1, H·Dh) bf16 the projected position rows, vr (H,2T−1) fp32 the
+ * (v−u)·rp terms (ct_cuda_relattn_uv with uk NULL). o (B,T,H·Dh) bf16 =
+ * softmax_j(scale·(q_i·k_j + q_i·rp[T−1−i+j] + vr[h,T−1−i+j]))·V over keys
+ * j < len[b]; rows i ≥ len[b] zero. No score leaves the chip. Head sizes for
+ * which ct_cuda_relattn_fused_supports() is 0 get CT_ERR_UNSUPPORTED. */
+int ct_cuda_relattn_fused_supports(int Dh);
+ct_status ct_cuda_relattn_fused(ct_cuda *c, uint16_t *o, const uint16_t *qkv, const uint16_t *rp, const float *vr,
+                                const int *len, int B, int T, int H, int Dh, float scale);
 /* y fp32 = LN1(x) and a bf16 = LN2(y) in one pass (a block's norm_out and
  * the next block's first norm). y may equal x. */
 ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,
                              const float *w2, const float *b2, int rows, int n, float eps);
-/* Blocked position scores (halves the bd GEMM for long T): with the position
- * table reversed (R'[r'] = position r' − (T−1)), query block k of BLK rows of
- * (b, h) needs only R' rows [k·BLK, k·BLK + T + BLK − 1), so bd is one batched
- * GEMM of H·B·nblk pieces (BLK × (T+BLK−1) × Dh) through pointer arrays.
- * ct_cuda_relattn_blk_ptrs fills the three device pointer arrays (each of
- * H·B·nblk entries) for q rows in qkv (B,T,3D), R' (2T−1+BLK, D) and the
- * output bd (H,B,nblk,BLK,ldn) fp32; then ct_cuda_bgemm_ptr computes them
- * and ct_cuda_relattn_softmax_blk reads score (i, j) at column T−1+(i mod BLK)−j
- * with vr' (H, ldvr) indexed T−1+i−j. */
-ct_status ct_cuda_relattn_blk_ptrs(ct_cuda *c, const void **pa, const void **pb, void **pd, const uint16_t *qkv,
-                                   const uint16_t *rrev, float *bd, int B, int T, int H, int Dh, int blk, int ldn);
-ct_status ct_cuda_bgemm_ptr(ct_cuda *c, int M, int N, int K, const void *const *A, int lda, const void *const *B,
-                            int ldb, void *const *D, int ldd, int batch); /* D = A·Bᵀ, bf16 in, fp32 out */
-ct_status ct_cuda_relattn_softmax_blk(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, int blk, int ldn,
-                                      const float *uk, const float *vr, int ldvr, const int *len, int B, int T, int H,
-                                      float scale);
-/* The relative position table in reversed row order (row r' is position r' − (T−1)). */
-ct_status ct_cuda_relpos_table_rev(ct_cuda *c, uint16_t *pe, int T, int d);
 /* o (B,T,H·Dh) bf16 from oh (H,B,T,Dh) bf16. */
 ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh);
 /* Relative position table (2T−1, d) bf16: row r is position p = T−1−r,

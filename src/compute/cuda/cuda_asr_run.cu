@@ -1,6 +1,7 @@
 /* cuda_asr_run.cu — one batch through the CUDA model: GPU mel frontend (or
  * given features), subsampling, the Conformer encoder (relative-position
- * attention as batched GEMMs + a fused shift/mask/softmax), the encoder→decoder
+ * attention in one fused kernel, or as batched GEMMs + shift/mask/softmax on
+ * the reference path: CT_CUDA_ATTN=unfused), the encoder→decoder
  * projection and every layer's cross K/V in one GEMM, then greedy decoding
  * one position per step for all rows, replayed through a CUDA graph.
  * All activations live in one workspace allocation per batch.
@@ -28,22 +29,18 @@ static void *take(bump *b, size_t n) {
 
 /* bd rows padded to 8 floats: cuBLAS picks far faster kernels for 32-byte aligned rows */
 static int bd_ld(int T) { return (2 * T - 1 + 7) & ~7; }
-/* blocked position scores (CT_CUDA_BD_BLOCKED=1): query blocks of BD_BLK rows */
-#define BD_BLK 64
-static int bd_ldn(int T) { return (T + BD_BLK - 1 + 7) & ~7; }
 
 static int next_len(int L) { return L > 0 ? (L - 1) / 2 + 1 : 0; }
 
 typedef struct {
     int B, Tm, T1, T2, T3, F1, F2, F3, S;
+    int fused; /* encoder attention in one kernel; 0: the unfused reference path (score buffers allocated) */
     int *dL0, *dL1, *dL2, *dL3; /* device lengths */
     float *pcm, *frames, *spec, *power, *feats;
     uint16_t *y1, *y2a, *y2b, *y3a, *y3b;
     float *x;
     uint16_t *a, *big, *o, *pe, *rp, *P, *ymid;
-    float *ac, *bd, *uk, *vr;
-    const void **pa, **pb; /* blocked position scores: pointer arrays */
-    void **pd;
+    float *ac, *bd, *vr;
     uint16_t *encb, *encp, *ckv, *scache;
     float *dx, *logits;
     uint16_t *da, *dqkv, *dq, *dout, *dh;
@@ -71,22 +68,17 @@ static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
     p->x = (float *)take(b, R * D * 4);
     p->a = (uint16_t *)take(b, R * D * 2);
     size_t bigw = d->enc_ff > 3 * D ? d->enc_ff : 3 * D;
-    p->big = (uint16_t *)take(b, (R + BD_BLK) * bigw * 2); /* slack: the last query block reads past R */
+    p->big = (uint16_t *)take(b, R * bigw * 2);
     p->o = (uint16_t *)take(b, R * D * 2);
-    p->uk = (float *)take(b, (size_t)H * R * 4);
     p->vr = (float *)take(b, (size_t)H * (2 * T - 1) * 4);
     p->ymid = (uint16_t *)take(b, R * D * 2);
-    p->pe = (uint16_t *)take(b, (size_t)(2 * T - 1 + BD_BLK) * D * 2);
-    p->rp = (uint16_t *)take(b, (size_t)(2 * T - 1 + BD_BLK) * D * 2);
-    int nblk = (T + BD_BLK - 1) / BD_BLK;
-    size_t nptr = (size_t)H * B * nblk;
-    p->pa = (const void **)take(b, nptr * 8);
-    p->pb = (const void **)take(b, nptr * 8);
-    p->pd = (void **)take(b, nptr * 8);
-    p->ac = (float *)take(b, (size_t)H * R * T * 4);
-    size_t bd_plain = (size_t)H * R * bd_ld(T), bd_blocked = nptr * BD_BLK * (size_t)bd_ldn(T);
-    p->bd = (float *)take(b, (bd_plain > bd_blocked ? bd_plain : bd_blocked) * 4);
-    p->P = (uint16_t *)take(b, (size_t)H * R * T * 2);
+    p->pe = (uint16_t *)take(b, (size_t)(2 * T - 1) * D * 2);
+    p->rp = (uint16_t *)take(b, (size_t)(2 * T - 1) * D * 2);
+    if (!p->fused) { /* 128 × 30 s: 1.9 GB of scores the fused kernel never writes */
+        p->ac = (float *)take(b, (size_t)H * R * T * 4);
+        p->bd = (float *)take(b, (size_t)H * R * bd_ld(T) * 4);
+        p->P = (uint16_t *)take(b, (size_t)H * R * T * 2);
+    }
     int DD = d->d_dec, L = d->dec_layers;
     p->encb = (uint16_t *)take(b, R * D * 2);
     p->encp = (uint16_t *)take(b, R * DD * 2);
@@ -178,20 +170,7 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
     PROF(pf, st, "subsampling", gemm(c, R, p->y3b, &m->sub_out, p->x, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
     float scale = 1.f / sqrtf((float)Dh);
     long long sq = (long long)T * 3 * D;
-    const char *bdb = getenv("CT_CUDA_BD_PERHEAD"); /* A/B switches for the benchmark */
-    int bd_batched = !(bdb && *bdb == '1');
-    const char *bdh = getenv("CT_CUDA_BD_BF16"); /* position scores stored bf16, as the reference does */
-    int bd16 = bdh && *bdh == '1';
-    const char *bdk = getenv("CT_CUDA_BD_BLOCKED");
-    int bd_blocked = bdk && *bdk == '1';
-    if (bd_blocked) {
-        CT_TRY(ct_cuda_relpos_table_rev(c, p->pe, T, D));
-        CT_TRY(ct_cuda_memset(c, p->pe + (size_t)(2 * T - 1) * D, 0, (size_t)BD_BLK * D * 2));
-        CT_TRY(ct_cuda_memset(c, p->rp + (size_t)(2 * T - 1) * D, 0, (size_t)BD_BLK * D * 2));
-        CT_TRY(ct_cuda_relattn_blk_ptrs(c, p->pa, p->pb, p->pd, p->big, p->rp, p->bd, B, T, H, Dh, BD_BLK, bd_ldn(T)));
-    } else {
-        CT_TRY(ct_cuda_relpos_table(c, p->pe, T, D));
-    }
+    CT_TRY(ct_cuda_relpos_table(c, p->pe, T, D));
     PROF(pf, st, "layernorm", ct_cuda_layernorm(c, p->a, p->x, m->enc[0].ln_ff1.w, m->enc[0].ln_ff1.b, R, D, 1e-5f));
     for (int l = 0; l < d->enc_layers; l++) {
         enc_layer *e = &m->enc[l];
@@ -204,39 +183,27 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
         PROF(pf, st, "gemm_qkv", gemm(c, R, p->a, &e->qkv, p->big, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
         PROF(pf, st, "gemm_pos", gemm(c, 2 * T - 1, p->pe, &e->pos, p->rp, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
         PROF(pf, st, "attn_uv", ct_cuda_relattn_uv(c, NULL, p->vr, p->big, p->rp, e->u, e->v, B, T, H, Dh));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args ac = {T, T, Dh, B, p->big + h * Dh, 3 * D, sq, p->big + D + h * Dh, 3 * D, sq, 1,
-                                     p->ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-            PROF(pf, st, "attn_ac_gemm", ct_cuda_bgemm(c, &ac));
-        }
-        if (bd_blocked) {
-            /* p->pe holds the reversed table here, so rp is R' */
-            int nblk = (T + BD_BLK - 1) / BD_BLK;
-            PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm_ptr(c, BD_BLK, T + BD_BLK - 1, Dh, p->pa, 3 * D, p->pb, D,
-                                                           p->pd, bd_ldn(T), H * B * nblk));
-            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_blk(c, p->P, p->ac, p->bd, BD_BLK, bd_ldn(T), NULL,
-                                                                     p->vr, 2 * T - 1, p->dL3, B, T, H, scale));
+        if (p->fused) {
+            PROF(pf, st, "attn_fused", ct_cuda_relattn_fused(c, p->o, p->big, p->rp, p->vr, p->dL3, B, T, H, Dh, scale));
         } else {
-            if (bd_batched) {
-                ct_cuda_bgemm_args bd = {R, 2 * T - 1, Dh, H, p->big, 3 * D, Dh, p->rp, D, Dh, 1,
-                                         p->bd, bd_ld(T), (long long)R * bd_ld(T), !bd16, 1.f};
-                PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm(c, &bd));
-            } else {
-                /* one plain GEMM per head: bd_h (R, 2T−1) = q_h (R, Dh; rows of qkv) · p_hᵀ */
-                for (int h = 0; h < H; h++) {
-                    ct_cuda_gemm_args g = {R, 2 * T - 1, Dh, p->big + h * Dh, 3 * D, p->rp + h * Dh, D, NULL,
-                                           (char *)p->bd + (size_t)h * R * bd_ld(T) * (bd16 ? 2 : 4), bd_ld(T), !bd16,
-                                           1.f, 0.f, CT_CUDA_ACT_NONE};
-                    PROF(pf, st, "attn_bd_gemm", ct_cuda_gemm(c, &g));
-                }
+            /* reference path: every score through memory. ac (H,B,T,T) = q·kᵀ, bd (H,R,2T−1) = q·rpᵀ,
+             * GEMMs straight on the qkv rows; shift + mask + softmax; P·V per head into o's columns */
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args ac = {T, T, Dh, B, p->big + h * Dh, 3 * D, sq, p->big + D + h * Dh, 3 * D, sq, 1,
+                                         p->ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
+                PROF(pf, st, "attn_ac_gemm", ct_cuda_bgemm(c, &ac));
             }
-            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, bd16, (size_t)bd_ld(T),
-                                                                    NULL, p->vr, p->dL3, B, T, H, scale));
-        }
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args pv = {T, Dh, T, B, p->P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     p->big + 2 * D + h * Dh, 3 * D, sq, 0, p->o + h * Dh, D, (long long)T * D, 0, 1.f};
-            PROF(pf, st, "attn_pv_gemm", ct_cuda_bgemm(c, &pv));
+            ct_cuda_bgemm_args bd = {R, 2 * T - 1, Dh, H, p->big, 3 * D, Dh, p->rp, D, Dh, 1,
+                                     p->bd, bd_ld(T), (long long)R * bd_ld(T), 1, 1.f};
+            PROF(pf, st, "attn_bd_gemm", ct_cuda_bgemm(c, &bd));
+            PROF(pf, st, "attn_softmax", ct_cuda_relattn_softmax_uv(c, p->P, p->ac, p->bd, (size_t)bd_ld(T), NULL,
+                                                                    p->vr, p->dL3, B, T, H, scale));
+            for (int h = 0; h < H; h++) {
+                ct_cuda_bgemm_args pv = {T, Dh, T, B, p->P + (size_t)h * B * T * T, T, (long long)T * T,
+                                         p->big + 2 * D + h * Dh, 3 * D, sq, 0, p->o + h * Dh, D, (long long)T * D, 0,
+                                         1.f};
+                PROF(pf, st, "attn_pv_gemm", ct_cuda_bgemm(c, &pv));
+            }
         }
         PROF(pf, st, "gemm_attn_out", gemm(c, R, p->o, &e->out, p->x, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
         /* x += Conv(LN(x)) */
@@ -389,6 +356,8 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     plan p;
     memset(&p, 0, sizeof p);
     p.B = B;
+    const char *attn = getenv("CT_CUDA_ATTN"); /* "unfused": the reference attention path, for A/B checks */
+    p.fused = !(attn && strcmp(attn, "unfused") == 0) && ct_cuda_relattn_fused_supports(d->d_enc / d->enc_heads);
     int *L0 = (int *)malloc(4 * B * sizeof(int));
     if (!L0) return ct_fail(CT_ERR_OOM, "batch");
     size_t ns = 0;

@@ -1,6 +1,7 @@
 /* cuda_attention.cu — attention kernels: the encoder's relative-position
- * pieces (u/v bias terms, shift + mask + softmax over GEMM-made scores, the
- * blocked variant, head split/merge, the position table), the decoder's
+ * pieces for the unfused reference path (u/v bias terms, shift + mask +
+ * softmax over GEMM-made scores, head split/merge, the position table; the
+ * fused kernel is cuda_relattn_fused.cu), the decoder's
  * one-step self/cross attention with device KV caches, its embedding, and
  * greedy token selection. Softmax and reductions in fp32.
  */
@@ -120,8 +121,7 @@ extern "C" ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const 
     return CT_OK;
 }
 
-template <typename BD>
-__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd, size_t ldbd, const float *uk,
+__global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const float *bd, size_t ldbd, const float *uk,
                                      const float *vr, const int *len, int B, int T, int H, float scale) {
     extern __shared__ float sm[];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -139,14 +139,11 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd,
     }
     const float *a = ac + row * T;
     const float *ukr = uk ? uk + hb * T : NULL; /* NULL: u already folded into q */
-    const BD *d = bd + row * ldbd + (T - 1 - i);
+    const float *d = bd + row * ldbd + (T - 1 - i);
     const float *vrr = vr + (size_t)h * (2 * T - 1) + (T - 1 - i);
     float mx = -INFINITY;
     for (int j = lane; j < L; j += 32) {
-        float bdj;
-        if constexpr (sizeof(BD) == 2) bdj = ct_bf(d[j]);
-        else bdj = d[j];
-        float x = (a[j] + (ukr ? ukr[j] : 0.f) + bdj + vrr[j]) * scale;
+        float x = (a[j] + (ukr ? ukr[j] : 0.f) + d[j] + vrr[j]) * scale;
         s[j] = x;
         mx = fmaxf(mx, x);
     }
@@ -162,19 +159,15 @@ __global__ void k_relattn_softmax_uv(uint16_t *P, const float *ac, const BD *bd,
     for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
 }
 
-extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const void *bd,
-                                                int bd_bf16, size_t ldbd, const float *uk, const float *vr,
+extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
+                                                size_t ldbd, const float *uk, const float *vr,
                                                 const int *len, int B, int T, int H, float scale) {
     const int warps = 8;
     size_t rows = (size_t)H * B * T;
     size_t shmem = (size_t)warps * T * sizeof(float);
     if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
-    if (bd_bf16)
-        k_relattn_softmax_uv<uint16_t><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
-            P, ac, (const uint16_t *)bd, ldbd, uk, vr, len, B, T, H, scale);
-    else
-        k_relattn_softmax_uv<float><<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(
-            P, ac, (const float *)bd, ldbd, uk, vr, len, B, T, H, scale);
+    k_relattn_softmax_uv<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, ldbd, uk, vr, len, B, T,
+                                                                                 H, scale);
     LAUNCH_CHECK();
     return CT_OK;
 }
@@ -197,9 +190,9 @@ extern "C" ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t
     return CT_OK;
 }
 
-__global__ void k_relpos(uint16_t *pe, int T, int d, int rev) {
+__global__ void k_relpos(uint16_t *pe, int T, int d) {
     int r = blockIdx.x;
-    float p = rev ? (float)(r - (T - 1)) : (float)(T - 1 - r);
+    float p = (float)(T - 1 - r);
     for (int i = threadIdx.x; i < d / 2; i += blockDim.x) {
         float f = 1.f / powf(10000.f, (float)(2 * i) / (float)d);
         float a = p * f;
@@ -209,83 +202,7 @@ __global__ void k_relpos(uint16_t *pe, int T, int d, int rev) {
 }
 
 extern "C" ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d) {
-    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 0);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
-extern "C" ct_status ct_cuda_relpos_table_rev(ct_cuda *c, uint16_t *pe, int T, int d) {
-    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d, 1);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
-__global__ void k_blk_ptrs(const void **pa, const void **pb, void **pd, const uint16_t *qkv, const uint16_t *rrev,
-                           float *bd, int B, int T, int H, int Dh, int blk, int ldn, int nblk) {
-    int n = blockIdx.x * blockDim.x + threadIdx.x;
-    if (n >= H * B * nblk) return;
-    int k = n % nblk, b = (n / nblk) % B, h = n / (nblk * B), D = H * Dh;
-    pa[n] = qkv + ((size_t)b * T + (size_t)k * blk) * 3 * D + h * Dh;
-    pb[n] = rrev + (size_t)k * blk * D + h * Dh;
-    pd[n] = bd + (size_t)n * blk * ldn;
-}
-
-extern "C" ct_status ct_cuda_relattn_blk_ptrs(ct_cuda *c, const void **pa, const void **pb, void **pd,
-                                              const uint16_t *qkv, const uint16_t *rrev, float *bd, int B, int T,
-                                              int H, int Dh, int blk, int ldn) {
-    int nblk = (T + blk - 1) / blk, n = H * B * nblk;
-    k_blk_ptrs<<<(n + 255) / 256, 256, 0, c->stream>>>(pa, pb, pd, qkv, rrev, bd, B, T, H, Dh, blk, ldn, nblk);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
-__global__ void k_relattn_softmax_blk(uint16_t *P, const float *ac, const float *bd, int blk, int ldn, int nblk,
-                                      const float *uk, const float *vr, int ldvr, const int *len, int B, int T, int H,
-                                      float scale) {
-    extern __shared__ float sm[];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
-    if (row >= (size_t)H * B * T) return;
-    float *s = sm + (size_t)warp * T;
-    int i = (int)(row % T);
-    size_t hb = row / T;
-    int h = (int)(hb / B);
-    int L = len[hb % B];
-    uint16_t *pr = P + row * T;
-    if (i >= L) {
-        for (int j = lane; j < T; j += 32) pr[j] = 0;
-        return;
-    }
-    const float *a = ac + row * T, *ukr = uk ? uk + hb * T : NULL;
-    const float *d = bd + ((hb * nblk + i / blk) * blk + i % blk) * (size_t)ldn + (T - 1 + i % blk);
-    const float *vrr = vr + (size_t)h * ldvr + (T - 1 + i);
-    float mx = -INFINITY;
-    for (int j = lane; j < L; j += 32) {
-        float x = (a[j] + (ukr ? ukr[j] : 0.f) + d[-j] + vrr[-j]) * scale;
-        s[j] = x;
-        mx = fmaxf(mx, x);
-    }
-    mx = ct_warp_max(mx);
-    float sum = 0.f;
-    for (int j = lane; j < L; j += 32) {
-        float e = __expf(s[j] - mx);
-        s[j] = e;
-        sum += e;
-    }
-    sum = ct_warp_sum(sum);
-    float inv = 1.f / sum;
-    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
-}
-
-extern "C" ct_status ct_cuda_relattn_softmax_blk(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, int blk,
-                                                 int ldn, const float *uk, const float *vr, int ldvr, const int *len,
-                                                 int B, int T, int H, float scale) {
-    const int warps = 8;
-    size_t rows = (size_t)H * B * T, shmem = (size_t)warps * T * sizeof(float);
-    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
-    int nblk = (T + blk - 1) / blk;
-    k_relattn_softmax_blk<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, blk, ldn, nblk, uk, vr,
-                                                                                  ldvr, len, B, T, H, scale);
+    k_relpos<<<2 * T - 1, 256, 0, c->stream>>>(pe, T, d);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -352,16 +352,6 @@ extern "C" ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g) {
     return CT_OK;
 }
 
-extern "C" ct_status ct_cuda_bgemm_ptr(ct_cuda *c, int M, int N, int K, const void *const *A, int lda,
-                                      const void *const *B, int ldb, void *const *D, int ldd, int batch) {
-    float alpha = 1.f, beta = 0.f;
-    /* row-major D(M,N) = A(M,K)·B(N,K)ᵀ is column-major Dᵀ = B·Aᵀ */
-    CT_CUBLAS_TRY(cublasGemmBatchedEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF, ldb, A,
-                                      CUDA_R_16BF, lda, &beta, D, CUDA_R_32F, ldd, batch, CUBLAS_COMPUTE_32F,
-                                      CUBLAS_GEMM_DEFAULT));
-    return CT_OK;
-}
-
 extern "C" ct_status ct_cuda_sgemm(ct_cuda *c, int M, int N, int K, const float *A, int lda, const float *B,
                                    int ldb, float *D, int ldd) {
     float alpha = 1.f, beta = 0.f;

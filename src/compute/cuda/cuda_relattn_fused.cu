@@ -37,7 +37,7 @@ template <int DH> struct shape {
     static constexpr int NO = DH / 8;  /* output n-tiles */
     static constexpr int TILE = KB * LDS;
     static constexpr int QW_BYTES = (QB * LDS * 2 > 4 * 16 * WLD * 4) ? QB * LDS * 2 : 4 * 16 * WLD * 4;
-    static constexpr size_t SMEM = (size_t)(2 * TILE + RW * LDS) * 2 + QW_BYTES + RW * 4;
+    static constexpr size_t SMEM = (size_t)(2 * TILE + RW * LDS) * 2 + QW_BYTES + 2 * RW * 4; /* vr terms: 2 buffers */
 };
 
 __device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
@@ -62,15 +62,50 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
     return *reinterpret_cast<uint32_t *>(&v);
 }
 
-/* rows [0, n) of a DH-wide slice into shared memory (stride LDS); rows ≥ valid are zero. */
+/* Four 8×8 bf16 matrices, as stored (B operands from row-major K and R rows). */
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const uint16_t *p) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+/* 16 bytes global → shared without passing through registers; ok = 0 writes
+ * zeros and reads nothing (src then only has to be some valid address). */
+__device__ __forceinline__ void cp_async16(uint16_t *dst, const uint16_t *src, bool ok) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+/* Start copying rows [0, n) of a DH-wide slice into shared memory (stride
+ * LDS); rows ≥ valid become zero. Asynchronous: cp_async_wait_all + a barrier
+ * before use. (Plain loads here were serialised by the compiler behind the
+ * shared stores and cost most of the kernel's time.) */
 template <int DH>
 __device__ __forceinline__ void stage(uint16_t *s, const uint16_t *g, size_t ldg, int n, int valid) {
     constexpr int V = DH / 8; /* 16-byte vectors per row */
     for (int idx = threadIdx.x; idx < n * V; idx += THREADS) {
         int r = idx / V, c = idx % V;
-        uint4 x = make_uint4(0, 0, 0, 0);
-        if (r < valid) x = *reinterpret_cast<const uint4 *>(g + (size_t)r * ldg + c * 8);
-        *reinterpret_cast<uint4 *>(s + r * shape<DH>::LDS + c * 8) = x;
+        bool ok = r < valid;
+        cp_async16(s + r * shape<DH>::LDS + c * 8, ok ? g + (size_t)r * ldg + c * 8 : g, ok);
+    }
+}
+
+/* The position rows p = pmin + r, r < RW, of head slice rp_h (rows outside
+ * [0, 2T−2] zero), asynchronously, and their vr terms (plain: 128 floats). */
+template <int DH>
+__device__ __forceinline__ void stage_pos(uint16_t *sR, float *sVr, const uint16_t *rp_h, const float *vr_h, int D,
+                                          int T, int pmin) {
+    constexpr int V = DH / 8;
+    for (int idx = threadIdx.x; idx < RW * V; idx += THREADS) {
+        int r = idx / V, c = idx % V, p = pmin + r;
+        bool ok = p >= 0 && p <= 2 * T - 2;
+        cp_async16(sR + r * shape<DH>::LDS + c * 8, ok ? rp_h + (size_t)p * D + c * 8 : rp_h, ok);
+    }
+    for (int r = threadIdx.x; r < RW; r += THREADS) {
+        int p = pmin + r;
+        sVr[r] = (p >= 0 && p <= 2 * T - 2) ? vr_h[p] : 0.f;
     }
 }
 
@@ -86,7 +121,7 @@ __global__ void __launch_bounds__(THREADS, 2)
     uint16_t *sR = sV + S::TILE;
     uint16_t *sQ = sR + RW * LDS;
     float *sW = reinterpret_cast<float *>(sQ); /* windows overlay sQ: Q is in registers before the first tile's barrier */
-    float *sVr = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(sQ) + S::QW_BYTES);
+    float *sVr = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(sQ) + S::QW_BYTES); /* 2 × RW */
 
     const int D = H * DH, ld = 3 * D;
     const int qb = blockIdx.x % nqb, bh = blockIdx.x / nqb, b = bh / H, h = bh % H;
@@ -103,7 +138,14 @@ __global__ void __launch_bounds__(THREADS, 2)
         return;
     }
 
+    /* Q, then the first tile's K, R and V, all in flight at once */
+    const uint16_t *rp_h = rp + h * DH;
+    const float *vr_h = vr + (size_t)h * (2 * T - 1);
     stage<DH>(sQ, rows + (size_t)i0 * ld, ld, QB, nrow);
+    stage<DH>(sK, rows + D, ld, KB, min(KB, T));
+    stage_pos<DH>(sR, sVr, rp_h, vr_h, D, T, T - QB - i0);
+    stage<DH>(sV, rows + 2 * D, ld, KB, min(KB, T));
+    cp_async_wait_all();
     __syncthreads();
     uint32_t qa[NK][4];
 #pragma unroll
@@ -114,6 +156,7 @@ __global__ void __launch_bounds__(THREADS, 2)
         qa[kk][2] = ld32(q + 8);
         qa[kk][3] = ld32(q + 8 * LDS + 8);
     }
+    __syncthreads(); /* all of Q is in registers: the windows may now overwrite sQ */
 
     float acc[NO][4];
 #pragma unroll
@@ -121,27 +164,15 @@ __global__ void __launch_bounds__(THREADS, 2)
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; /* rows g and g+8 */
     const int rw = 48 - 16 * warp; /* the warp's first window row within sR */
     float *w = sW + warp * 16 * WLD;
+    /* ldmatrix.x4 lane roles for B fragments of two adjacent n-tiles: row (key
+     * or position) offset and column (head dim) offset within a 16×16 block */
+    const int brow = (lane & 7) + ((lane >> 4) << 3), bcol = ((lane >> 3) & 1) * 8;
 
-    for (int j0 = 0; j0 < L; j0 += KB) {
-        __syncthreads(); /* the previous tile (and the Q reads) are done */
-        const int pmin = T - QB - i0 + j0; /* position row of sR[0]: p = T−1−i+j at i = i0+63, j = j0 */
-        stage<DH>(sK, rows + (size_t)j0 * ld + D, ld, KB, min(KB, T - j0));
-        stage<DH>(sV, rows + (size_t)j0 * ld + 2 * D, ld, KB, min(KB, T - j0));
-        {
-            constexpr int V = DH / 8;
-            for (int idx = threadIdx.x; idx < RW * V; idx += THREADS) {
-                int r = idx / V, c = idx % V, p = pmin + r;
-                uint4 x = make_uint4(0, 0, 0, 0);
-                if (p >= 0 && p <= 2 * T - 2) x = *reinterpret_cast<const uint4 *>(rp + (size_t)p * D + h * DH + c * 8);
-                *reinterpret_cast<uint4 *>(sR + r * LDS + c * 8) = x;
-            }
-            for (int r = threadIdx.x; r < RW; r += THREADS) {
-                int p = pmin + r;
-                sVr[r] = (p >= 0 && p <= 2 * T - 2) ? vr[(size_t)h * (2 * T - 1) + p] : 0.f;
-            }
-        }
-        __syncthreads();
-
+    /* Per tile: barrier (this tile's copies landed, Q is in registers) → q·kᵀ
+     * and q·Rwinᵀ → barrier → next K, R copies start → softmax, P·V →
+     * barrier → next V copy starts. The copies overlap the other half's math. */
+    for (int j0 = 0, it = 0; j0 < L; j0 += KB, it++) {
+        const float *vrt = sVr + (it & 1) * RW; /* this tile's vr terms (the next tile's go to the other half) */
         /* content scores q·kᵀ: 16 rows × 64 keys */
         float s[8][4];
 #pragma unroll
@@ -149,24 +180,35 @@ __global__ void __launch_bounds__(THREADS, 2)
 #pragma unroll
         for (int kk = 0; kk < NK; kk++)
 #pragma unroll
-            for (int n = 0; n < 8; n++) {
-                const uint16_t *k = sK + (8 * n + g) * LDS + 16 * kk + 2 * t;
-                mma_bf16(s[n], qa[kk], ld32(k), ld32(k + 8));
+            for (int n = 0; n < 8; n += 2) {
+                uint32_t kb[4];
+                ldsm_x4(kb, sK + (8 * n + brow) * LDS + 16 * kk + bcol);
+                mma_bf16(s[n], qa[kk], kb[0], kb[1]);
+                mma_bf16(s[n + 1], qa[kk], kb[2], kb[3]);
             }
 
         /* position window q·Rwinᵀ: 16 rows × 80 window columns, parked in shared memory */
 #pragma unroll
-        for (int n = 0; n < WN / 8; n++) {
-            float c[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int n = 0; n < WN / 8; n += 2) {
+            float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
             for (int kk = 0; kk < NK; kk++) {
-                const uint16_t *r = sR + (rw + 8 * n + g) * LDS + 16 * kk + 2 * t;
-                mma_bf16(c, qa[kk], ld32(r), ld32(r + 8));
+                uint32_t rb[4];
+                ldsm_x4(rb, sR + (rw + 8 * n + brow) * LDS + 16 * kk + bcol);
+                mma_bf16(c0, qa[kk], rb[0], rb[1]);
+                mma_bf16(c1, qa[kk], rb[2], rb[3]);
             }
-            *reinterpret_cast<float2 *>(w + g * WLD + 8 * n + 2 * t) = make_float2(c[0], c[1]);
-            *reinterpret_cast<float2 *>(w + (g + 8) * WLD + 8 * n + 2 * t) = make_float2(c[2], c[3]);
+            *reinterpret_cast<float2 *>(w + g * WLD + 8 * n + 2 * t) = make_float2(c0[0], c0[1]);
+            *reinterpret_cast<float2 *>(w + (g + 8) * WLD + 8 * n + 2 * t) = make_float2(c0[2], c0[3]);
+            *reinterpret_cast<float2 *>(w + g * WLD + 8 * n + 8 + 2 * t) = make_float2(c1[0], c1[1]);
+            *reinterpret_cast<float2 *>(w + (g + 8) * WLD + 8 * n + 8 + 2 * t) = make_float2(c1[2], c1[3]);
         }
-        __syncwarp();
+        __syncthreads(); /* every warp is done with sK and sR (and its window is written) */
+        const int jn = j0 + KB;
+        if (jn < L) {
+            stage<DH>(sK, rows + (size_t)jn * ld + D, ld, KB, min(KB, T - jn));
+            stage_pos<DH>(sR, sVr + ((it + 1) & 1) * RW, rp_h, vr_h, D, T, T - QB - i0 + jn);
+        }
 
         /* score(i, j) = (ac + window[ii][15 − ii + jj] + vr[p]) · scale, keys ≥ L masked */
         float mx0 = -INFINITY, mx1 = -INFINITY;
@@ -176,13 +218,12 @@ __global__ void __launch_bounds__(THREADS, 2)
             for (int e = 0; e < 4; e++) {
                 int ii = g + (e >> 1) * 8, jj = 8 * n + 2 * t + (e & 1);
                 int col = 15 - ii + jj;
-                float x = (s[n][e] + w[ii * WLD + col] + sVr[rw + col]) * scale_log2;
+                float x = (s[n][e] + w[ii * WLD + col] + vrt[rw + col]) * scale_log2;
                 x = (j0 + jj < L) ? x : -INFINITY;
                 s[n][e] = x;
                 if (e < 2) mx0 = fmaxf(mx0, x);
                 else mx1 = fmaxf(mx1, x);
             }
-        __syncwarp(); /* the window is read; the next tile may overwrite it */
         mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
         mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
         mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
@@ -227,6 +268,10 @@ __global__ void __launch_bounds__(THREADS, 2)
                 mma_bf16(acc[n + 1], pa, vb[2], vb[3]);
             }
         }
+        __syncthreads(); /* every warp is done with sV and its window */
+        if (jn < L) stage<DH>(sV, rows + (size_t)jn * ld + 2 * D, ld, KB, min(KB, T - jn));
+        cp_async_wait_all();
+        __syncthreads();
     }
 
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);

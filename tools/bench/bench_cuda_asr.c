@@ -205,6 +205,10 @@ static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
                      *ev = need(&R, "batch.encoder_frames_valid"), *pr = need(&R, "prompt");
     if (!fv || !fs || !ev || !pr) return die("fixture reference");
     int B = (int)fv->shape[0], Tm = (int)((const int64_t *)fs->data)[1], M = d->n_mels, D = d->d_enc;
+    if (B != 6) { /* the JSON below reports six rows: the committed fixture batch */
+        ct_fail(CT_ERR_FORMAT, "fixture: %d clips in the reference, expected 6", B);
+        return die("fixture reference");
+    }
     int Emax = 0, L[16], E[16];
     for (int b = 0; b < B && b < 16; b++) {
         L[b] = (int)((const int64_t *)fv->data)[b];
@@ -242,6 +246,11 @@ static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
     if (ct_cuda_asr_run(m, &rq, &res) != CT_OK) return die("fixture run");
     double num = 0, den = 0, worst = 0;
     int rows_same = 0, len_ok = 1;
+    /* where a row departs from the reference: the step, and how far our token's
+     * fp32 reference logit lies below the reference's choice there (a near tie
+     * within bf16 error, or a real difference) */
+    int first_diff[16];
+    double tie_gap[16];
     for (int b = 0; b < B; b++) {
         char nm[64];
         snprintf(nm, sizeof nm, "encoder.%d", b);
@@ -259,13 +268,27 @@ static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
         snprintf(nm, sizeof nm, "tokens.%d", b);
         const stm_tensor *tt = need(&R, nm);
         if (!tt) return die("fixture tokens");
-        int n = (int)tt->shape[0], same = ng[b] == n;
-        for (int i = 0; i < n && same; i++) same = tok[(size_t)b * (P + max_new) + P + i] == ((const int32_t *)tt->data)[i];
+        int n = (int)tt->shape[0], k = 0;
+        const int32_t *ours = tok + (size_t)b * (P + max_new) + P, *ref = (const int32_t *)tt->data;
+        while (k < n && k < ng[b] && ours[k] == ref[k]) k++;
+        int same = k == n && ng[b] == n;
+        first_diff[b] = same ? -1 : k;
+        tie_gap[b] = 0;
+        snprintf(nm, sizeof nm, "logits.%d", b);
+        const stm_tensor *lg = need(&R, nm);
+        if (!lg) return die("fixture logits");
+        if (!same && k < n && k < ng[b] && ours[k] >= 0 && ours[k] < d->vocab) {
+            const float *row = (const float *)lg->data + (size_t)k * d->vocab;
+            tie_gap[b] = row[ref[k]] - row[ours[k]];
+        }
         rows_same += same;
     }
     printf("{\"what\":\"fixture_parity\",\"rows\":%d,\"enc_rel_l2\":%.3e,\"enc_rel_l2_worst_clip\":%.3e,"
-           "\"enc_lengths_match\":%d,\"greedy_rows_identical\":%d,\"generated\":[%d,%d,%d,%d,%d,%d]}\n",
-           B, sqrt(num / den), worst, len_ok, rows_same, ng[0], ng[1], ng[2], ng[3], ng[4], ng[5]);
+           "\"enc_lengths_match\":%d,\"greedy_rows_identical\":%d,\"generated\":[%d,%d,%d,%d,%d,%d],"
+           "\"first_diff\":[%d,%d,%d,%d,%d,%d],\"ref_logit_gap_at_diff\":[%.4f,%.4f,%.4f,%.4f,%.4f,%.4f]}\n",
+           B, sqrt(num / den), worst, len_ok, rows_same, ng[0], ng[1], ng[2], ng[3], ng[4], ng[5], first_diff[0],
+           first_diff[1], first_diff[2], first_diff[3], first_diff[4], first_diff[5], tie_gap[0], tie_gap[1], tie_gap[2],
+           tie_gap[3], tie_gap[4], tie_gap[5]);
     fflush(stdout);
     free(feat); free(eo); free(tok);
     ct_cuda_asr_free(m);

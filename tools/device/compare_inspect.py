@@ -27,10 +27,20 @@ for i in range(n):
     e, re_ = out[f"encoder.{i}"], ref[f"encoder.{i}"]
     f, rf = out[f"features.{i}"], ref[f"features.nodither.{i}"]
     same = t.shape == rt.shape and bool((t == rt).all())
+    # where the clip departs: the step and how far our token's fp32 reference logit
+    # lies below the reference's choice (a near tie within bf16 error, or a real difference)
+    k = 0
+    while k < min(len(t), len(rt)) and t[k] == rt[k]:
+        k += 1
+    diff = None if same else k
+    gap = None
+    if not same and k < min(len(t), len(rt)) and 0 <= int(t[k]) < ref[f"logits.{i}"].shape[1]:
+        lg = ref[f"logits.{i}"][k]
+        gap = float(lg[int(rt[k])] - lg[int(t[k])])
     enc = rel_l2(e, re_) if e.shape == re_.shape else float("inf")
     feat = rel_l2(f, rf) if f.shape == rf.shape else float("inf")
     ok = ok and same and enc <= 1e-2
     rows.append({"clip": i, "tokens_identical": same, "n_tokens": int(t.shape[0]), "ref_n_tokens": int(rt.shape[0]),
-                 "enc_rel_l2": enc, "features_rel_l2": feat})
+                 "enc_rel_l2": enc, "features_rel_l2": feat, "first_diff": diff, "ref_logit_gap_at_diff": gap})
 print(json.dumps({"what": "product_parity", "pass": ok, "clips": n, "rows": rows}))
 sys.exit(0 if ok else 1)

@@ -50,6 +50,8 @@ if has fixture; then
   echo "== $(( $(date +%s) - t0 ))s fixture parity (bf16 CUDA vs fp32 transformers, committed reference)"
   H=$(python3 -c "import json; print(json.load(open('tests/fixtures/tiny-hf/config.json'))['num_attention_heads'])")
   { build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H"; echo "fixture rc=$?"
+    CT_CUDA_ATTN=unfused build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" |
+      sed 's/"fixture_parity"/"fixture_parity_unfused"/'; echo "fixture unfused rc=$?"
     $SAN --print-limit 4 build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" 2>&1 |
       grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -40
     echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$OUT/fixture.log" 2>&1

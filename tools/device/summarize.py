@@ -30,15 +30,24 @@ peak = None
 for r in pick("ceiling_gemm_bf16_cublaslt"):
     peak = r["tflops"]
     line("cuBLASLt bf16 GEMM 8192^3 (TFLOP/s)", f"{peak:.0f}")
-for r in pick("fixture_parity"):
+for r in pick("fixture_parity") + pick("fixture_parity_unfused"):
+    if r["what"].endswith("unfused"):
+        line("(next lines: the unfused reference attention path)", "")
     line("fixture bf16 CUDA vs fp32 reference: encoder rel L2", f"{r['enc_rel_l2']:.2e}",
          f"worst clip {r['enc_rel_l2_worst_clip']:.2e}, target ≤ 1e-2; lengths match {r['enc_lengths_match']}")
     line("fixture: greedy rows identical", f"{r['greedy_rows_identical']}/{r['rows']}", f"generated {r['generated']}")
+    if "first_diff" in r:
+        line("fixture: first differing step per row (-1 none)", str(r["first_diff"]),
+             f"fp32 reference logit gap there (ref choice − ours) {r['ref_logit_gap_at_diff']}")
 for r in pick("product_parity"):
     worst = max((x["enc_rel_l2"] for x in r["rows"]), default=float("inf"))
     same = sum(1 for x in r["rows"] if x["tokens_identical"])
     line("product path (inspect --device cuda bf16): pass", str(r["pass"]),
          f"tokens identical {same}/{r['clips']}, worst encoder rel L2 {worst:.2e} (target ≤ 1e-2)")
+    for x in r["rows"]:
+        if not x["tokens_identical"]:
+            line(f"product clip {x['clip']}: first differing step", str(x.get("first_diff")),
+                 f"fp32 reference logit gap there (ref choice − ours) {x.get('ref_logit_gap_at_diff')}")
 for r in pick("parity"):
     tag = f"{r['_log'].split('.')[0]}/{r['input']}"
     line(f"parity {tag}: encoder rel L2", f"{r['enc_rel_l2']:.2e}", "target ≤ 2e-2 (bf16 vs bf16)")

@@ -113,10 +113,35 @@ static void test_fixture_batch_on_gpu(void **state) {
         snprintf(nm, sizeof nm, "tokens.%d", i);
         const ct_st_tensor *t = ct_st_find(ref, nm);
         assert_non_null(t);
-        if (c->n_tokens != t->shape[0] || memcmp(c->tokens, t->data, t->nbytes))
-            fail_msg("clip %d: tokens differ from the reference (%d vs %d)", i, c->n_tokens, (int)t->shape[0]);
+        /* Greedy tokens as the fp32 reference's, except that a bf16 engine may take
+         * the other side of a near tie (the fixture's smallest top-1/top-2 gap is
+         * 0.048 at logit std ≈ 8; the engine's error on a logit difference is
+         * ≈ 0.06): the first differing step must be one where the reference's fp32
+         * logits for its token and ours lie within NEAR_TIE; after it the row
+         * follows a different, legitimate path and is not compared. */
+        const double NEAR_TIE = 0.25;
         const int32_t *tt = t->data;
-        assert_int_equal(c->stop, tt[t->shape[0] - 1] == 3 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
+        int nref = (int)t->shape[0], k = 0;
+        while (k < nref && k < c->n_tokens && c->tokens[k] == tt[k]) k++;
+        if (k == nref && c->n_tokens == nref) {
+            assert_int_equal(c->stop, tt[nref - 1] == 3 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
+        } else {
+            snprintf(nm, sizeof nm, "logits.%d", i);
+            const ct_st_tensor *lt = ct_st_find(ref, nm);
+            assert_non_null(lt);
+            if (k >= nref || k >= c->n_tokens)
+                fail_msg("clip %d: %d tokens, the reference %d, equal up to the shorter", i, c->n_tokens, nref);
+            int V = (int)lt->shape[1], ours = c->tokens[k];
+            assert_true(ours >= 0 && ours < V);
+            float *row = malloc(sizeof(float) * (size_t)lt->numel);
+            CT_ASSERT_OK(ct_st_tensor_to_f32(lt, row, (size_t)lt->numel));
+            double gap = row[(size_t)k * V + tt[k]] - row[(size_t)k * V + ours];
+            free(row);
+            printf("  clip %d: departs from the reference at step %d (%d vs %d), fp32 gap %.4f\n", i, k, ours, tt[k], gap);
+            if (!(gap < NEAR_TIE))
+                fail_msg("clip %d: step %d chose %d over the reference's %d, %.3f below it in fp32: not a near tie", i,
+                         k, ours, tt[k], gap);
+        }
         char *text;
         CT_ASSERT_OK(ct_tokenizer_decode(ct_asr_tokenizer(asr), c->tokens, c->n_tokens, &text));
         assert_string_equal(text, c->text);

@@ -629,11 +629,11 @@ static void test_greedy(void **state) {
     void *dt = dev_i32(tok, B), *dout = dev_i32(out, B * S), *dp = dev_i32(&pos, 1), *df = dev_i32(fin, B),
          *dl = dev_f32(lg, B * V), *dpr = dev_i32(prompt, 2), *dlim = dev_i32(lim, B);
     /* step at pos 0 → prompt[1] forced */
-    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, B, V, eos, pad, 1));
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, NULL, 0, B, V, eos, pad, 1));
     /* step at pos 1 → argmax, eos banned (generated 0 < min_new 1) */
-    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, dlim, B, V, eos, pad, 1));
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, dlim, NULL, 0, B, V, eos, pad, 1));
     /* step at pos 2 → eos allowed now */
-    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, B, V, eos, pad, 1));
+    CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, NULL, 0, B, V, eos, pad, 1));
     CT_ASSERT_OK(ct_cuda_sync(g_cuda));
     CT_ASSERT_OK(ct_cuda_d2h(g_cuda, out, dout, B * S * 4));
     CT_ASSERT_OK(ct_cuda_d2h(g_cuda, &pos, dp, 4));
@@ -646,6 +646,30 @@ static void test_greedy(void **state) {
     assert_int_equal(fin[1], 1);
     assert_int_equal(out[2 * S + 2], pad); /* row limit 0: nothing generated */
     assert_int_equal(out[2 * S + 3], pad);
+    /* teacher forcing: the forced id goes in (tok), the argmax is recorded (out),
+     * and an eos prediction does not finish the row */
+    {
+        int maxnew = 2, forced[6] = {11, 12, 21, 22, 31, 32};
+        pos = 1;
+        int zero[3] = {0, 0, 0};
+        void *dfo = dev_i32(forced, B * maxnew);
+        CT_ASSERT_OK(ct_cuda_h2d(g_cuda, dp, &pos, 4));
+        CT_ASSERT_OK(ct_cuda_h2d(g_cuda, df, zero, B * 4));
+        CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, dfo, maxnew, B, V, eos, pad, 0));
+        CT_ASSERT_OK(ct_cuda_greedy_step(g_cuda, dt, dout, S, dp, df, dl, dpr, 2, NULL, dfo, maxnew, B, V, eos, pad, 0));
+        CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+        CT_ASSERT_OK(ct_cuda_d2h(g_cuda, out, dout, B * S * 4));
+        CT_ASSERT_OK(ct_cuda_d2h(g_cuda, tok, dt, B * 4));
+        CT_ASSERT_OK(ct_cuda_d2h(g_cuda, fin, df, B * 4));
+        assert_int_equal(out[0 * S + 2], 100); /* the argmax, though 11 went in */
+        assert_int_equal(out[1 * S + 2], eos); /* eos predicted (min_new 0) ... */
+        assert_int_equal(out[1 * S + 3], eos); /* ... and the row went on */
+        assert_int_equal(fin[1], 0);
+        assert_int_equal(tok[0], 12);
+        assert_int_equal(tok[1], 22);
+        assert_int_equal(tok[2], 32);
+        ct_cuda_dfree(g_cuda, dfo);
+    }
     void *ptrs[] = {dt, dout, dp, df, dl, dpr, dlim};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
     free(lg); free(out);

@@ -11,7 +11,7 @@
 #    generate, bf16, sdpa, 128 × 30 s × 100 tokens), the parity dump;
 #    then this engine: cuBLASLt GEMM rate, parity, the same benchmark, mixed
 #    lengths vs uniform through the scheduler, OOM and fatal-error injection;
-# 5. one summary table (tools/device/summarize.py). Logs under $OUT.
+# 5. one summary table (tools/device/summarize.py). Logs under $LOG, packed into $OUT.
 # 2b. product: cohere-transcribe-inspect --device cuda --dtype bf16 on the fixture
 #    batch vs the committed fp32 reference (tools/device/compare_inspect.py);
 # STAGES (default "tests fixture product tiny full"; "ab" adds the unfused
@@ -20,7 +20,9 @@
 # carried with build-devdeps/) instead of building on the device.
 set -u
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
+# logs go to $LOG; $OUT gets summary.txt and logs.tgz (the device tool returns at most 8 files)
+LOG=${LOG:-/tmp/ct-logs}
+mkdir -p "$OUT" "$LOG"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
 STAGES=${STAGES:-tests fixture product tiny full}
 SAN="compute-sanitizer --tool memcheck --error-exitcode 9"
@@ -36,26 +38,27 @@ if [ -n "${PREBUILT:-}" ]; then
   rm -rf build-dev && ln -s "$PREBUILT" build-dev
 else
   echo "== $(date -u +%FT%TZ) build"
-  bash tools/device/build.sh > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  bash tools/device/build.sh > "$LOG/build.log" 2>&1 || { tail -40 "$LOG/build.log"; exit 1; }
 fi
 if has tests; then
   echo "== $(( $(date +%s) - t0 ))s tests"
   { build-dev/test_scheduler; echo "test_scheduler rc=$?"; build-dev/test_cuda_ops; echo "test_cuda_ops rc=$?";
     # --report-api-errors no: test_alloc_injection provokes a real cudaMalloc failure on purpose
     $SAN --report-api-errors no --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
-    echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$OUT/tests.log" 2>&1
-  grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$OUT/tests.log" | head -60
+    echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$LOG/tests.log" 2>&1
+  grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$LOG/tests.log" | head -60
 fi
 if has fixture; then
   echo "== $(( $(date +%s) - t0 ))s fixture parity (bf16 CUDA vs fp32 transformers, committed reference)"
   H=$(python3 -c "import json; print(json.load(open('tests/fixtures/tiny-hf/config.json'))['num_attention_heads'])")
   { build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H"; echo "fixture rc=$?"
     CT_CUDA_ATTN=unfused build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" |
-      sed 's/"fixture_parity"/"fixture_parity_unfused"/'; echo "fixture unfused rc=$?"
+      sed 's/"fixture_parity"/"fixture_parity_unfused"/; s/"fixture_forced"/"fixture_forced_unfused"/'
+    echo "fixture unfused rc=${PIPESTATUS[0]}"
     $SAN --print-limit 4 build-dev/bench_cuda_asr --fixture tests/fixtures --dec-heads "$H" 2>&1 |
       grep -E -A7 "ERROR SUMMARY|Invalid|error" | head -40
-    echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$OUT/fixture.log" 2>&1
-  cat "$OUT/fixture.log" | head -30
+    echo "memcheck fixture rc=${PIPESTATUS[0]}"; } > "$LOG/fixture.log" 2>&1
+  cat "$LOG/fixture.log" | head -30
 fi
 if has product; then
   # the product path: cohere-transcribe-inspect --device cuda (asr_gpu.c → gpu_engine.c → the engine)
@@ -76,9 +79,9 @@ if has product; then
         --max-new-tokens 40 --out /tmp/product_san.safetensors $WAVS 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid" | head -30
       echo "memcheck product rc=${PIPESTATUS[0]}"
     else
-      echo "product: build-dev/cohere-transcribe-inspect was not built (see build.log)"; grep product: "$OUT/build.log"
-    fi; } > "$OUT/product.log" 2>&1
-  cat "$OUT/product.log" | head -30
+      echo "product: build-dev/cohere-transcribe-inspect was not built (see build.log)"; grep product: "$LOG/build.log"
+    fi; } > "$LOG/product.log" 2>&1
+  cat "$LOG/product.log" | head -30
 fi
 if has tiny; then
   echo "== $(( $(date +%s) - t0 ))s tiny model"
@@ -91,37 +94,38 @@ if has tiny; then
     echo "memcheck tiny model rc=${PIPESTATUS[0]}"
     CT_CUDA_ATTN=unfused build-dev/bench_cuda_asr --model /tmp/tiny --parity /tmp/tiny_parity.safetensors 2>&1 |
       sed 's/"parity"/"parity_unfused"/'
-    echo "bench tiny unfused rc=${PIPESTATUS[0]}"; } > "$OUT/tiny.log" 2>&1
-  grep -E "parity|rc=|ERROR SUMMARY|error" "$OUT/tiny.log" | head -30
+    echo "bench tiny unfused rc=${PIPESTATUS[0]}"; } > "$LOG/tiny.log" 2>&1
+  grep -E "parity|rc=|ERROR SUMMARY|error" "$LOG/tiny.log" | head -30
 fi
 if has full; then
   echo "== $(( $(date +%s) - t0 ))s full model: cohere-transcribe-random-model"
   # the full-size random checkpoint (save_pretrained layout, bf16, seed 0) from the model
   # helper's tool; transformers loads it (tools/reference/check_random_model.py checks that)
-  if build-dev/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$OUT/randmodel.log" 2>&1; then
+  if build-dev/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOG/randmodel.log" 2>&1; then
     SRC="--model /tmp/full"
   else
-    tail -5 "$OUT/randmodel.log"; echo "random-model tool failed: transformers writes the model instead"
+    tail -5 "$LOG/randmodel.log"; echo "random-model tool failed: transformers writes the model instead"
     SRC="--save /tmp/full"
   fi
   echo "== $(( $(date +%s) - t0 ))s full model: transformers"
   (cd /tmp && OUT=/tmp/tfout python3 "$OLDPWD/tools/device/tf_bench.py" --ceilings $SRC \
-      --dump /tmp/full_parity.safetensors --cases 128x30x100 --reps 3 2>&1 | grep -v -i warn) > "$OUT/tf_full.log" 2>&1
-  tail -5 "$OUT/tf_full.log"
+      --dump /tmp/full_parity.safetensors --cases 128x30x100 --reps 3 2>&1 | grep -v -i warn) > "$LOG/tf_full.log" 2>&1
+  tail -5 "$LOG/tf_full.log"
   echo "== $(( $(date +%s) - t0 ))s full model: cuda"
   build-dev/bench_cuda_asr --model /tmp/full --gemm --parity /tmp/full_parity.safetensors --bench 128,30,100 \
-      --reps 3 ${MIXED:---mixed 500} --oom > "$OUT/cuda_full.log" 2>&1
-  echo "bench full rc=$?" >> "$OUT/cuda_full.log"
-  CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$OUT/cuda_full.log"
-  tail -12 "$OUT/cuda_full.log"
+      --reps 3 ${MIXED:---mixed 500} --oom > "$LOG/cuda_full.log" 2>&1
+  echo "bench full rc=$?" >> "$LOG/cuda_full.log"
+  CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 | grep profile >> "$LOG/cuda_full.log"
+  tail -12 "$LOG/cuda_full.log"
 fi
 if has ab; then
   # the unfused reference attention (batched score GEMMs + softmax + P·V) on the same batch: the fused kernel's gain
   CT_CUDA_ATTN=unfused build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 3 2>&1 |
-    grep '"cuda_bench"' >> "$OUT/cuda_ab.log"  # summarize.py lists it as a variant of cuda_full.log's run
+    grep '"cuda_bench"' >> "$LOG/cuda_ab.log"  # summarize.py lists it as a variant of cuda_full.log's run
   CT_CUDA_ATTN=unfused CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
-    grep profile | sed 's/"encoder_profile"/"encoder_profile_unfused"/' >> "$OUT/cuda_ab.log"
-  tail -4 "$OUT/cuda_ab.log"
+    grep profile | sed 's/"encoder_profile"/"encoder_profile_unfused"/' >> "$LOG/cuda_ab.log"
+  tail -4 "$LOG/cuda_ab.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"
-python3 tools/device/summarize.py "$OUT"/*.log | tee "$OUT/summary.txt"
+python3 tools/device/summarize.py "$LOG"/*.log | tee "$LOG/summary.txt"
+cp "$LOG/summary.txt" "$OUT/" && tar czf "$OUT/logs.tgz" -C "$LOG" .

@@ -10,6 +10,8 @@ for path in sys.argv[1:]:
         if line.startswith("{") and line.endswith("}"):
             try:
                 r = json.loads(line)
+                if not isinstance(r, dict) or "what" not in r:
+                    continue
                 r["_log"] = path.rsplit("/", 1)[-1]
                 rows.append(r)
             except ValueError:
@@ -39,6 +41,11 @@ for r in pick("fixture_parity") + pick("fixture_parity_unfused"):
     if "first_diff" in r:
         line("fixture: first differing step per row (-1 none)", str(r["first_diff"]),
              f"fp32 reference logit gap there (ref choice − ours) {r['ref_logit_gap_at_diff']}")
+for r in pick("fixture_forced") + pick("fixture_forced_unfused"):
+    line(f"{r['what']}: steps agreeing (teacher-forced)", f"{r['agree']}/{r['steps']}",
+         f"near-tie flips {r['near_tie_flips']} (fp32 gap < {r['tie_bound']}), real differences "
+         f"{r['real_differences']}, worst gap at a flip {r['worst_gap_at_flip']}, min reference margin "
+         f"{r['min_ref_margin']}: pass {r['pass']}")
 for r in pick("product_parity"):
     worst = max((x["enc_rel_l2"] for x in r["rows"]), default=float("inf"))
     same = sum(1 for x in r["rows"] if x["tokens_identical"])
@@ -88,7 +95,7 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
-for what in sorted({r["what"] for r in rows if r["what"].startswith("encoder_profile")}):
+for what in sorted({r.get("what", "") for r in rows if r.get("what", "").startswith("encoder_profile")}):
     for r in pick(what):
         items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])
         tot = sum(v for _, v in items)

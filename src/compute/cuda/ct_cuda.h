@@ -174,10 +174,12 @@ ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t 
  * while fewer than min_new tokens were generated; a row that emitted eos
  * sets finished[b] and emits pad afterwards. rowlim (device, or NULL) forces
  * row b to exactly rowlim[b] generated tokens (eos suppressed before, then
- * finished). Then ++*pos on the device. */
+ * finished). forced (device, or NULL): teacher forcing, (B, max_new) ids;
+ * row b's next input at generated step g is forced[b·max_new + g] while out
+ * records the argmax, and eos does not finish the row. Then ++*pos on the device. */
 ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished, const float *logits,
-                              const int *prompt, int prompt_len, const int *rowlim, int B, int V, int eos, int pad,
-                              int min_new);
+                              const int *prompt, int prompt_len, const int *rowlim, const int *forced, int max_new,
+                              int B, int V, int eos, int pad, int min_new);
 
 /* Mel frontend. frames (rows = B·T, 400) fp32 from pcm (B, ns) fp32 with
  * per-row lengths n[b]: pre-emphasis 0.97, zero past n[b], centre padding

@@ -55,6 +55,10 @@ typedef struct ct_cuda_asr_request {
     int prompt_len;
     int max_new, min_new; /* generated tokens: at most / eos suppressed before */
     const int *row_new;   /* or NULL; else exactly row_new[b] ≤ max_new tokens for row b (benchmarks) */
+    const int32_t *forced; /* or NULL; teacher forcing: (batch, max_new) ids, row b's input at generated step g
+                            * is forced[b·max_new + g] and tokens hold the argmax at every step (the
+                            * prediction given the forced prefix); eos does not end a row. Parity checks
+                            * compare along the reference's path this way, immune to earlier near ties. */
     int eos, pad;
     int encoder_only;      /* stop after the encoder (benchmarks) */
     int use_graph;         /* replay decoder steps through a CUDA graph */

@@ -44,7 +44,8 @@ typedef struct {
     uint16_t *encb, *encp, *ckv, *scache;
     float *dx, *logits;
     uint16_t *da, *dqkv, *dq, *dout, *dh;
-    int *tok, *out, *pos, *finished, *prompt, *rowlim;
+    int *tok, *out, *pos, *finished, *prompt, *rowlim, *forced;
+    int has_forced;
 } plan;
 
 static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
@@ -97,6 +98,7 @@ static void layout(ct_cuda_asr *m, plan *p, bump *b, int with_pcm, size_t ns) {
     p->finished = (int *)take(b, B * 4);
     p->prompt = (int *)take(b, (size_t)p->S * 4);
     p->rowlim = (int *)take(b, (size_t)B * 4);
+    if (p->has_forced) p->forced = (int *)take(b, (size_t)B * p->S * 4); /* (B, max_new) fits in (B, S) */
 }
 
 static ct_status gemm(ct_cuda *c, int M, const uint16_t *A, const lin_t *w, void *D, int d_f32, float alpha,
@@ -251,7 +253,8 @@ static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, m->final_ln.w, m->final_ln.b, B, DD, 1e-5f));
     CT_TRY(gemm(c, B, p->da, &m->head, p->logits, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
     return ct_cuda_greedy_step(c, p->tok, p->out, p->S, p->pos, p->finished, p->logits, p->prompt, rq->prompt_len,
-                               rq->row_new ? p->rowlim : NULL, B, d->vocab, rq->eos, rq->pad, rq->min_new);
+                               rq->row_new ? p->rowlim : NULL, rq->forced ? p->forced : NULL, rq->max_new, B, d->vocab,
+                               rq->eos, rq->pad, rq->min_new);
 }
 
 static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res) {
@@ -272,6 +275,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
     if (s == CT_OK) s = ct_cuda_memset(c, p->out, 0xff, (size_t)B * p->S * sizeof(int));
     if (s == CT_OK) s = ct_cuda_h2d(c, p->prompt, init + 2 * B + 1, rq->prompt_len * sizeof(int));
     if (s == CT_OK && rq->row_new) s = ct_cuda_h2d(c, p->rowlim, rq->row_new, B * sizeof(int));
+    if (s == CT_OK && rq->forced) s = ct_cuda_h2d(c, p->forced, rq->forced, (size_t)B * rq->max_new * sizeof(int));
     if (s == CT_OK) s = ct_cuda_sync(c);
     free(init);
     CT_TRY(s);
@@ -333,7 +337,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
             if (res->tokens) res->tokens[(size_t)b * total + i] = t;
             if (i >= rq->prompt_len && i <= step && !done) {
                 n++;
-                if (t == rq->eos || (rq->row_new && n >= rq->row_new[b])) done = 1;
+                if ((t == rq->eos && !rq->forced) || (rq->row_new && n >= rq->row_new[b])) done = 1;
             }
         }
         if (rq->row_new && rq->row_new[b] == 0) n = 0;
@@ -358,6 +362,7 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     p.B = B;
     const char *attn = getenv("CT_CUDA_ATTN"); /* "unfused": the reference attention path, for A/B checks */
     p.fused = !(attn && strcmp(attn, "unfused") == 0) && ct_cuda_relattn_fused_supports(d->d_enc / d->enc_heads);
+    p.has_forced = rq->forced != NULL;
     int *L0 = (int *)malloc(4 * B * sizeof(int));
     if (!L0) return ct_fail(CT_ERR_OOM, "batch");
     size_t ns = 0;

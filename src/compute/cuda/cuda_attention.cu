@@ -348,16 +348,17 @@ extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint1
 }
 
 __global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finished, const float *logits,
-                         const int *prompt, int prompt_len, const int *rowlim, int V, int eos, int pad, int min_new) {
+                         const int *prompt, int prompt_len, const int *rowlim, const int *forced, int max_new, int V,
+                         int eos, int pad, int min_new) {
     __shared__ float sv[32];
     __shared__ int si[32];
     int b = blockIdx.x, p = *pos + 1;
     int g = p - prompt_len, lim = rowlim ? rowlim[b] : -1;
-    int next;
+    int next, pred; /* the input for the next step; what the row records */
     if (p < prompt_len) {
-        next = prompt[p];
+        next = pred = prompt[p];
     } else if (finished[b] || (lim >= 0 && g >= lim)) {
-        next = pad;
+        next = pred = pad;
     } else {
         int ban = (g < min_new || g < lim) ? eos : -1;
         const float *l = logits + (size_t)b * V;
@@ -381,12 +382,14 @@ __global__ void k_greedy(int *tok, int *out, int ld, const int *pos, int *finish
             si[0] = bi == 0x7fffffff ? 0 : bi;
         }
         __syncthreads();
-        next = si[0];
+        pred = si[0];
+        /* teacher forcing: the given token goes in, the prediction is recorded */
+        next = forced ? forced[(size_t)b * max_new + g] : pred;
     }
     if (threadIdx.x == 0) {
         tok[b] = next;
-        out[(size_t)b * ld + p] = next;
-        if (p >= prompt_len && (next == eos || (lim >= 0 && g + 1 >= lim))) finished[b] = 1;
+        out[(size_t)b * ld + p] = pred;
+        if (p >= prompt_len && ((pred == eos && !forced) || (lim >= 0 && g + 1 >= lim))) finished[b] = 1;
     }
 }
 
@@ -394,9 +397,9 @@ __global__ void k_advance(int *pos) { *pos += 1; }
 
 extern "C" ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished,
                                          const float *logits, const int *prompt, int prompt_len, const int *rowlim,
-                                         int B, int V, int eos, int pad, int min_new) {
-    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, rowlim, V, eos, pad,
-                                        min_new);
+                                         const int *forced, int max_new, int B, int V, int eos, int pad, int min_new) {
+    k_greedy<<<B, 1024, 0, c->stream>>>(tok, out, ld, pos, finished, logits, prompt, prompt_len, rowlim, forced,
+                                        max_new, V, eos, pad, min_new);
     LAUNCH_CHECK();
     k_advance<<<1, 1, 0, c->stream>>>(pos);
     LAUNCH_CHECK();

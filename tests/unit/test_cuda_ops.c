@@ -564,7 +564,7 @@ static void test_decoder_attn(void **state) {
     for (int p = 0; p < P; p++) {
         dq = dev_bf16(qkv + (size_t)p * B * 3 * d, B * 3 * d);
         CT_ASSERT_OK(ct_cuda_h2d(g_cuda, dpos, &p, 4));
-        CT_ASSERT_OK(ct_cuda_dec_self_attn(g_cuda, dout, dq, dc, dpos, B, S, H, Dh));
+        CT_ASSERT_OK(ct_cuda_dec_self_attn(g_cuda, dout, dq, dc, dpos, NULL, B, S, H, Dh));
         CT_ASSERT_OK(ct_cuda_sync(g_cuda));
         ct_cuda_dfree(g_cuda, dq);
     }
@@ -605,10 +605,30 @@ static void test_decoder_attn(void **state) {
             free(kvh);
         }
     void *dkv = dev_bf16(kv, B * T * ld), *dqq = dev_bf16(q, B * d), *dl = dev_i32(len, B);
-    CT_ASSERT_OK(ct_cuda_dec_cross_attn(g_cuda, dout, dqq, (uint16_t *)dkv + layer * 2 * d, ld, dl, B, T, H, Dh));
+    CT_ASSERT_OK(ct_cuda_dec_cross_attn(g_cuda, dout, dqq, (uint16_t *)dkv + layer * 2 * d, ld, dl, NULL, B, T, H, Dh));
     got = get_bf16(dout, B * d);
     expect_close("decoder cross-attn masked", got, ref, B * d, 6e-3);
     free(got);
+    /* finished rows (skip) come out zero; the others as before */
+    int fin[3] = {0, 1, 0};
+    void *dfin = dev_i32(fin, B);
+    CT_ASSERT_OK(ct_cuda_memset(g_cuda, dout, 0xff, B * d * 2));
+    CT_ASSERT_OK(ct_cuda_dec_cross_attn(g_cuda, dout, dqq, (uint16_t *)dkv + layer * 2 * d, ld, dl, dfin, B, T, H, Dh));
+    got = get_bf16(dout, B * d);
+    for (int e = 0; e < d; e++)
+        if (got[d + e] != 0.f) fail_msg("cross-attn: finished row 1 element %d is %g, not 0", e, got[d + e]);
+    expect_close("cross-attn row 0, skip on", got, ref, d, 6e-3);
+    expect_close("cross-attn row 2, skip on", got + 2 * d, ref + 2 * d, d, 6e-3);
+    free(got);
+    CT_ASSERT_OK(ct_cuda_memset(g_cuda, dout, 0xff, B * d * 2));
+    void *dq3 = dev_bf16(qkv, B * 3 * d); /* rows 0 and 2 run normally at the last position again */
+    CT_ASSERT_OK(ct_cuda_dec_self_attn(g_cuda, dout, dq3, dc, dpos, dfin, B, S, H, Dh));
+    ct_cuda_dfree(g_cuda, dq3);
+    got = get_bf16(dout, B * d);
+    for (int e = 0; e < d; e++)
+        if (got[d + e] != 0.f) fail_msg("self-attn: finished row 1 element %d is %g, not 0", e, got[d + e]);
+    free(got);
+    ct_cuda_dfree(g_cuda, dfin);
     void *ptrs[] = {dc, dpos, dout, dkv, dqq, dl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
     free(qkv); free(ref); free(cache); free(kv); free(q);

@@ -124,6 +124,9 @@ if has ab; then
     grep '"cuda_bench"' >> "$LOG/cuda_ab.log"  # summarize.py lists it as a variant of cuda_full.log's run
   CT_CUDA_ATTN=unfused CT_CUDA_PROFILE=1 build-dev/bench_cuda_asr --model /tmp/full --bench 128,30,100 --reps 1 2>&1 |
     grep profile | sed 's/"encoder_profile"/"encoder_profile_unfused"/' >> "$LOG/cuda_ab.log"
+  # finished rows skipping their decoder attention, off (CT_CUDA_DEC_SKIP=0) vs on (cuda_full.log), mixed lengths
+  CT_CUDA_DEC_SKIP=0 build-dev/bench_cuda_asr --model /tmp/full ${MIXED:---mixed 500} 2>&1 | grep '"sched"' |
+    sed 's/"run":"/"run":"noskip_/' >> "$LOG/cuda_ab.log"
   tail -4 "$LOG/cuda_ab.log"
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"

@@ -95,6 +95,10 @@ for name, r in sched.items():
 if "mixed_2_35s" in sched and "uniform_30s" in sched:
     line("RATIO mixed RTFx / uniform RTFx", f"{sched['mixed_2_35s']['rtfx'] / sched['uniform_30s']['rtfx']:.2f}",
          "target ≥ 0.70")
+if "noskip_mixed_2_35s" in sched and "noskip_uniform_30s" in sched:
+    line("same without finished-row skipping (CT_CUDA_DEC_SKIP=0)",
+         f"{sched['noskip_mixed_2_35s']['rtfx'] / sched['noskip_uniform_30s']['rtfx']:.2f}",
+         f"mixed RTFx {sched['noskip_mixed_2_35s']['rtfx']} vs {sched['mixed_2_35s']['rtfx'] if 'mixed_2_35s' in sched else '?'} with")
 for what in sorted({r.get("what", "") for r in rows if r.get("what", "").startswith("encoder_profile")}):
     for r in pick(what):
         items = sorted(((k[:-3], v) for k, v in r.items() if k.endswith("_ms")), key=lambda kv: -kv[1])

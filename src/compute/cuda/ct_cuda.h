@@ -157,14 +157,16 @@ ct_status ct_cuda_mask_rows(ct_cuda *c, uint16_t *x, const int *len, int B, int 
 ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok_emb, const uint16_t *pos_emb,
                             const int *tok, const int *pos, const float *w, const float *b, int B, int d);
 /* Self-attention step: append k,v (rows of qkv (B,3d)) to the cache
- * (B,S,2d) at *pos, then o (B,d) = softmax(q·Kᵀ·scale)·V over 0..*pos. */
+ * (B,S,2d) at *pos, then o (B,d) = softmax(q·Kᵀ·scale)·V over 0..*pos.
+ * skip (device, or NULL): rows b with skip[b] ≠ 0 (finished) get o = 0 and
+ * touch nothing else. */
 ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos,
-                                int B, int S, int H, int Dh);
+                                const int *skip, int B, int S, int H, int Dh);
 /* Cross-attention step: q (B,d) bf16 over kv (B,T,ld) bf16 (per frame the
  * keys at [0,d) and values at [d,2d) of a row of ld elements), keys ≥ len[b]
- * masked. */
+ * masked; skip as for self-attention. */
 ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld,
-                                 const int *len, int B, int T, int H, int Dh);
+                                 const int *len, const int *skip, int B, int T, int H, int Dh);
 /* dst bf16 = src fp32, n values (async). */
 ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n);
 /* Greedy choice per row b at decoder position *pos: logits (B,V) fp32

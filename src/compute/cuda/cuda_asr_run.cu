@@ -234,17 +234,20 @@ static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     const ct_cuda_asr_dims *d = &m->d;
     int B = p->B, DD = d->d_dec, H = d->dec_heads, Dh = DD / H, L = d->dec_layers;
     size_t ldkv = (size_t)L * 2 * DD;
+    /* finished rows skip their attention (CT_CUDA_DEC_SKIP=0 turns that off, for A/B) */
+    const char *sk = getenv("CT_CUDA_DEC_SKIP");
+    const int *skip = (sk && strcmp(sk, "0") == 0) ? NULL : p->finished;
     CT_TRY(ct_cuda_dec_embed(c, p->dx, m->tok_emb, m->pos_emb, p->tok, p->pos, m->emb_ln.w, m->emb_ln.b, B, DD));
     for (int l = 0; l < L; l++) {
         dec_layer *e = &m->dec[l];
         uint16_t *cache = p->scache + (size_t)l * B * p->S * 2 * DD;
         CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln1.w, e->ln1.b, B, DD, 1e-5f));
         CT_TRY(gemm(c, B, p->da, &e->qkv, p->dqkv, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_dec_self_attn(c, p->dout, p->dqkv, cache, p->pos, B, p->S, H, Dh));
+        CT_TRY(ct_cuda_dec_self_attn(c, p->dout, p->dqkv, cache, p->pos, skip, B, p->S, H, Dh));
         CT_TRY(gemm(c, B, p->dout, &e->so, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
         CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln2.w, e->ln2.b, B, DD, 1e-5f));
         CT_TRY(gemm(c, B, p->da, &e->q, p->dq, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_dec_cross_attn(c, p->dout, p->dq, p->ckv + (size_t)l * 2 * DD, ldkv, p->dL3, B, p->T3, H, Dh));
+        CT_TRY(ct_cuda_dec_cross_attn(c, p->dout, p->dq, p->ckv + (size_t)l * 2 * DD, ldkv, p->dL3, skip, B, p->T3, H, Dh));
         CT_TRY(gemm(c, B, p->dout, &e->co, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
         CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln3.w, e->ln3.b, B, DD, 1e-5f));
         CT_TRY(gemm(c, B, p->da, &e->fc1, p->dh, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));

@@ -307,9 +307,20 @@ __device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, siz
         o[e] = ct_to_bf((part[0][e] + part[1][e] + part[2][e] + part[3][e]) * inv);
 }
 
-__global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos, int S, int H, int Dh) {
+/* A row that already finished (skip[b] set: it emitted eos) writes zeros and
+ * reads nothing: its tokens are pad from then on, and in a batch of mixed
+ * lengths the cross-attention reads of finished rows are most of the waste. */
+__device__ __forceinline__ bool skip_row(uint16_t *o, const int *skip, int b, int Dh) {
+    if (!skip || !skip[b]) return false;
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) o[e] = 0;
+    return true;
+}
+
+__global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos, const int *skip, int S,
+                           int H, int Dh) {
     extern __shared__ float s[];
     int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    if (skip_row(o + (size_t)b * d + h * Dh, skip, b, Dh)) return;
     int p = *pos;
     const uint16_t *src = qkv + (size_t)b * 3 * d;
     uint16_t *crow = cache + ((size_t)b * S + p) * 2 * d;
@@ -323,26 +334,27 @@ __global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, co
 }
 
 extern "C" ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache,
-                                           const int *pos, int B, int S, int H, int Dh) {
+                                           const int *pos, const int *skip, int B, int S, int H, int Dh) {
     if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
-    k_dec_self<<<B * H, 128, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, S, H, Dh);
+    k_dec_self<<<B * H, 128, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, skip, S, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
 }
 
-__global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, const int *len, int T,
-                            int H, int Dh) {
+__global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, const int *len,
+                            const int *skip, int T, int H, int Dh) {
     extern __shared__ float s[];
     int b = blockIdx.x / H, h = blockIdx.x % H, d = H * Dh;
+    if (skip_row(o + (size_t)b * d + h * Dh, skip, b, Dh)) return;
     attn_one(o + (size_t)b * d + h * Dh, q + (size_t)b * d + h * Dh, kv + (size_t)b * T * ld + h * Dh, ld, len[b], d,
              Dh, rsqrtf((float)Dh), s);
 }
 
 extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv,
-                                            size_t ld, const int *len, int B, int T, int H, int Dh) {
+                                            size_t ld, const int *len, const int *skip, int B, int T, int H, int Dh) {
     if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
     if ((size_t)(T + 8) * 4 > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
-    k_dec_cross<<<B * H, 128, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, T, H, Dh);
+    k_dec_cross<<<B * H, 128, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, skip, T, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -22,6 +22,21 @@ static void test_fail_sets_message(void **state) {
     assert_string_equal(ct_last_error(), "");
 }
 
+/* A new message may quote the previous one: ct_fail(code, "... %s",
+ * ct_last_error()) reads the buffer it is about to overwrite. */
+static void test_fail_quotes_last_error(void **state) {
+    (void)state;
+    ct_fail(CT_ERR_IO, "disk on fire");
+    ct_status s = ct_fail(CT_ERR_NETWORK, "%s (and no usable cached copy: %s)", "host unreachable",
+                          ct_last_error());
+    assert_int_equal(s, CT_ERR_NETWORK);
+    assert_string_equal(ct_last_error(), "host unreachable (and no usable cached copy: disk on fire)");
+    ct_fail(CT_ERR_IO, "inner");
+    ct_fail(CT_ERR_IO, "outer: %s", ct_last_error());
+    assert_string_equal(ct_last_error(), "outer: inner");
+    ct_error_clear();
+}
+
 static void test_arena(void **state) {
     (void)state;
     ct_arena a;
@@ -169,6 +184,7 @@ static void test_dtype_conversions(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fail_sets_message),
+        cmocka_unit_test(test_fail_quotes_last_error),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_fs),
         cmocka_unit_test(test_atomic_file),

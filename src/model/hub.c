@@ -174,7 +174,10 @@ ct_status ct_hub_create(const ct_hub_options *opts, ct_hub **out) {
         ct_hub_free(h);
         return ct_fail(CT_ERR_INVALID_ARG, "Hub endpoint %s: not an http(s) URL", ep);
     }
-    h->origin = strdup(origin);
+    if (!(h->origin = strdup(origin))) { /* ct_hub_http compares every hop's origin with it */
+        ct_hub_free(h);
+        return ct_fail(CT_ERR_OOM, "cannot allocate the Hub client");
+    }
     if (h->o.token) h->token = h->o.token[0] ? clean_token(h->o.token) : NULL;
     else h->token = find_token();
     h->offline = h->o.offline >= 0 ? h->o.offline

@@ -449,7 +449,11 @@ ct_status ct_hub_resolve_revision(ct_hub *h, const char *repo, const char *revis
         if (st != CT_OK) ct_fail_wrap(st, "offline (HF_HUB_OFFLINE)");
         goto done;
     }
-    snprintf(url, sizeof url, "%s/api/models/%s/revision/%s", h->endpoint, qrepo, qrev);
+    int un = snprintf(url, sizeof url, "%s/api/models/%s/revision/%s", h->endpoint, qrepo, qrev);
+    if (un < 0 || (size_t)un >= sizeof url) { /* cut short it would ask for another URL */
+        st = ct_fail(CT_ERR_LIMIT, "%s: the revision URL is too long (Hub endpoint %.100s...)", repo, h->endpoint);
+        goto done;
+    }
     ct_http_request req = {.method = "GET", .url = url, .cross_origin = 0, .body_cap = 64u << 20};
     ct_http_result res = {0};
     st = http_retry(h, &req, &res);

@@ -292,7 +292,7 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
     CURL *c = curl_easy_init();
     if (!c) return ct_fail(CT_ERR_OOM, "cannot create a curl handle");
 
-    char url[sizeof res->url];
+    char url[CT_HUB_URL_MAX];
     if (snprintf(url, sizeof url, "%s", req->url) >= (int)sizeof url) {
         curl_easy_cleanup(c);
         return ct_fail(CT_ERR_LIMIT, "URL too long: %.80s...", req->url);
@@ -366,6 +366,12 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
             if (!loc || !*loc) {
                 st = ct_fail(CT_ERR_NETWORK, "%s: redirect (HTTP %ld) without a Location", res->url,
                              res->status);
+                break;
+            }
+            /* cut short, a signed URL is another URL (and fails as if forbidden) */
+            if (strlen(loc) >= sizeof res->location) {
+                st = ct_fail(CT_ERR_LIMIT, "redirect URL too long (%zu bytes, limit %zu) from %.200s",
+                             strlen(loc), sizeof res->location - 1, res->url);
                 break;
             }
             snprintf(res->location, sizeof res->location, "%s", loc);

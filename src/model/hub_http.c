@@ -301,8 +301,16 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
     xfer x = {.h = h, .req = req, .res = res,
               .body_cap = req->body_cap ? req->body_cap : CT_HTTP_BODY_CAP_DEFAULT};
     ct_status st = CT_OK;
-    char auth[1024] = "";
-    if (h->token) snprintf(auth, sizeof auth, "Authorization: Bearer %s", h->token);
+    /* sized to the token: cut short, a long one would be refused as wrong */
+    char *auth = NULL;
+    if (h->token) {
+        size_t an = sizeof "Authorization: Bearer " + strlen(h->token);
+        if (!(auth = malloc(an))) {
+            curl_easy_cleanup(c);
+            return ct_fail(CT_ERR_OOM, "out of memory for the Authorization header");
+        }
+        snprintf(auth, an, "Authorization: Bearer %s", h->token);
+    }
 
     for (int hop = 0;; hop++) {
         char origin[512];
@@ -313,7 +321,7 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
         hdrs = curl_slist_append(hdrs, "Accept-Encoding: identity");
         hdrs = curl_slist_append(hdrs, "User-Agent: cohere-transcribe/" CT_VERSION " (libcurl)");
         /* the one place the token leaves the process: only to the endpoint */
-        if (same_origin && auth[0]) hdrs = curl_slist_append(hdrs, auth);
+        if (same_origin && auth) hdrs = curl_slist_append(hdrs, auth);
         curl_easy_reset(c);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
@@ -393,5 +401,6 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
         break;
     }
     curl_easy_cleanup(c);
+    free(auth);
     return st;
 }

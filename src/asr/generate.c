@@ -44,10 +44,9 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
     ct_status s = CT_OK;
     int *slot = malloc(sizeof(int) * (size_t)B);
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)B * P), *next = malloc(sizeof(int32_t) * (size_t)B);
-    float *logits_host = malloc(sizeof(float) * (size_t)B * V);
     size_t mark = ct_arena_mark(ws);
     float *logits = ct_arena_alloc(ws, sizeof(float) * (size_t)B * V);
-    if (!slot || !ids || !next || !logits_host || !logits) {
+    if (!slot || !ids || !next || !logits) {
         s = logits ? ct_fail(CT_ERR_OOM, "generate: buffers") : ct_fail_wrap(CT_ERR_OOM, "generate: logits");
         goto done;
     }
@@ -66,7 +65,6 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
         s = ct_decoder_step(w, be, st, ws, ids, slot, n, S, pos0, logits);
         if (s != CT_OK) goto done;
         s = be->ops->argmax(be, next, logits, n, V);
-        if (s == CT_OK && opts->keep_logits) s = be->ops->to_host(be, logits_host, logits, sizeof(float) * (size_t)n * V);
         if (s != CT_OK) goto done;
         pos0 += S;
         S = 1;
@@ -74,8 +72,11 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
         for (int r = 0; r < n; r++) {
             ct_generate_row *row = &rows[slot[r]];
             row->tokens[row->n_tokens] = next[r];
-            if (opts->keep_logits)
-                memcpy(row->logits + (size_t)row->n_tokens * V, logits_host + (size_t)r * V, sizeof(float) * V);
+            if (opts->keep_logits) { /* straight into the row's slot: one copy, no host staging */
+                s = be->ops->to_host(be, row->logits + (size_t)row->n_tokens * V, logits + (size_t)r * V,
+                                     sizeof(float) * (size_t)V);
+                if (s != CT_OK) goto done;
+            }
             row->n_tokens++;
             if (next[r] == opts->eos_id && !opts->ignore_eos) row->stop = CT_STOP_EOS;
             else if (row->n_tokens >= budget) row->stop = at_budget;
@@ -92,7 +93,6 @@ done:
     free(slot);
     free(ids);
     free(next);
-    free(logits_host);
     if (s != CT_OK) ct_generate_rows_free(rows, B);
     return s;
 }

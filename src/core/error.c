@@ -10,10 +10,14 @@
 static _Thread_local char tl_msg[CT_ERRMSG_MAX];
 
 ct_status ct_fail(ct_status code, const char *fmt, ...) {
+    /* formatted aside first: an argument may be ct_last_error() itself, and
+     * vsnprintf into the buffer it reads from is undefined (glibc garbles it) */
+    char msg[CT_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(tl_msg, msg, sizeof tl_msg);
     return code;
 }
 

@@ -174,7 +174,10 @@ ct_status ct_hub_create(const ct_hub_options *opts, ct_hub **out) {
         ct_hub_free(h);
         return ct_fail(CT_ERR_INVALID_ARG, "Hub endpoint %s: not an http(s) URL", ep);
     }
-    h->origin = strdup(origin);
+    if (!(h->origin = strdup(origin))) { /* ct_hub_http compares every hop's origin with it */
+        ct_hub_free(h);
+        return ct_fail(CT_ERR_OOM, "cannot allocate the Hub client");
+    }
     if (h->o.token) h->token = h->o.token[0] ? clean_token(h->o.token) : NULL;
     else h->token = find_token();
     h->offline = h->o.offline >= 0 ? h->o.offline
@@ -446,7 +449,11 @@ ct_status ct_hub_resolve_revision(ct_hub *h, const char *repo, const char *revis
         if (st != CT_OK) ct_fail_wrap(st, "offline (HF_HUB_OFFLINE)");
         goto done;
     }
-    snprintf(url, sizeof url, "%s/api/models/%s/revision/%s", h->endpoint, qrepo, qrev);
+    int un = snprintf(url, sizeof url, "%s/api/models/%s/revision/%s", h->endpoint, qrepo, qrev);
+    if (un < 0 || (size_t)un >= sizeof url) { /* cut short it would ask for another URL */
+        st = ct_fail(CT_ERR_LIMIT, "%s: the revision URL is too long (Hub endpoint %.100s...)", repo, h->endpoint);
+        goto done;
+    }
     ct_http_request req = {.method = "GET", .url = url, .cross_origin = 0, .body_cap = 64u << 20};
     ct_http_result res = {0};
     st = http_retry(h, &req, &res);

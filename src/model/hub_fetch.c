@@ -140,8 +140,11 @@ static ct_status download_blob(ct_hub *h, const char *url, const char *repo, con
                                .progress_total = m->size > 0 ? (uint64_t)m->size : 0};
         ct_http_result res = {0};
         st = ct_hub_http(h, &req, &res);
-        int close_bad = (fflush(f) != 0) | (fsync(fileno(f)) != 0);
-        close_bad |= fclose(f) != 0;
+        /* all three run, whichever fails */
+        int flush_bad = fflush(f) != 0;
+        int sync_bad = fsync(fileno(f)) != 0;
+        int close_bad = fclose(f) != 0;
+        close_bad |= flush_bad | sync_bad;
         if (st == CT_OK && close_bad)
             st = ct_fail(CT_ERR_IO, "%s: cannot write: %s", incomplete, strerror(errno));
         int64_t now = file_size(incomplete);

@@ -292,7 +292,7 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
     CURL *c = curl_easy_init();
     if (!c) return ct_fail(CT_ERR_OOM, "cannot create a curl handle");
 
-    char url[sizeof res->url];
+    char url[CT_HUB_URL_MAX];
     if (snprintf(url, sizeof url, "%s", req->url) >= (int)sizeof url) {
         curl_easy_cleanup(c);
         return ct_fail(CT_ERR_LIMIT, "URL too long: %.80s...", req->url);
@@ -301,8 +301,16 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
     xfer x = {.h = h, .req = req, .res = res,
               .body_cap = req->body_cap ? req->body_cap : CT_HTTP_BODY_CAP_DEFAULT};
     ct_status st = CT_OK;
-    char auth[1024] = "";
-    if (h->token) snprintf(auth, sizeof auth, "Authorization: Bearer %s", h->token);
+    /* sized to the token: cut short, a long one would be refused as wrong */
+    char *auth = NULL;
+    if (h->token) {
+        size_t an = sizeof "Authorization: Bearer " + strlen(h->token);
+        if (!(auth = malloc(an))) {
+            curl_easy_cleanup(c);
+            return ct_fail(CT_ERR_OOM, "out of memory for the Authorization header");
+        }
+        snprintf(auth, an, "Authorization: Bearer %s", h->token);
+    }
 
     for (int hop = 0;; hop++) {
         char origin[512];
@@ -313,7 +321,7 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
         hdrs = curl_slist_append(hdrs, "Accept-Encoding: identity");
         hdrs = curl_slist_append(hdrs, "User-Agent: cohere-transcribe/" CT_VERSION " (libcurl)");
         /* the one place the token leaves the process: only to the endpoint */
-        if (same_origin && auth[0]) hdrs = curl_slist_append(hdrs, auth);
+        if (same_origin && auth) hdrs = curl_slist_append(hdrs, auth);
         curl_easy_reset(c);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
@@ -368,6 +376,12 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
                              res->status);
                 break;
             }
+            /* cut short, a signed URL is another URL (and fails as if forbidden) */
+            if (strlen(loc) >= sizeof res->location) {
+                st = ct_fail(CT_ERR_LIMIT, "redirect URL too long (%zu bytes, limit %zu) from %.200s",
+                             strlen(loc), sizeof res->location - 1, res->url);
+                break;
+            }
             snprintf(res->location, sizeof res->location, "%s", loc);
             char lorigin[512];
             st = ct_hub_url_origin(res->location, lorigin, sizeof lorigin);
@@ -387,5 +401,6 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
         break;
     }
     curl_easy_cleanup(c);
+    free(auth);
     return st;
 }

@@ -11,6 +11,8 @@
 
 #define CT_HUB_MAX_REDIRECTS 8
 #define CT_HUB_PATH_MAX 4096
+/* Longest URL requested or followed: signed file-server URLs run past 1 kB. */
+#define CT_HUB_URL_MAX 16384
 
 struct ct_hub {
     ct_hub_options o;
@@ -25,8 +27,8 @@ struct ct_hub {
 
 typedef struct ct_http_result {
     long status;          /* of the last response (0: no response) */
-    char url[2048];       /* the URL that gave the last response */
-    char location[2048];  /* absolute Location of a redirect not followed */
+    char url[2048];       /* the URL that gave the last response, without its query (messages) */
+    char location[CT_HUB_URL_MAX]; /* absolute Location of a redirect not followed */
     char etag[160];       /* normalised: no W/ and no quotes */
     char linked_etag[160];
     char repo_commit[64];

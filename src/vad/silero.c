@@ -334,16 +334,26 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
     if (per_file_frames < 1) per_file_frames = 1;
     size_t mmax = (size_t)batch * per_file_frames;
     scratch w;
-    size_t per_row = PADDED + NT * NBASIS + 2 * NT * NFREQ + NT * 128 * 3 + GATES;
-    size_t per_file = 2 * HID /* h, c */ + HID + GATES + 2 /* done, count */;
-    float *mem = malloc((mmax * per_row + (size_t)batch * per_file) * sizeof(float));
+    /* Per-row sizes of a, b and col come from the conv layers themselves
+     * (layer 0's im2col, 4 · 129 · 3, is the largest, not 4 · 128 · 3). The
+     * slab is exactly the sum of what is carved below; col is carved last so
+     * that an overrun of it leaves the allocation, where ASan sees it. */
+    size_t act_row = (size_t)NT * NFREQ, col_row = 0;
+    for (int l = 0; l < 4; l++) {
+        const conv_layer *c = &s->enc[l];
+        if ((size_t)c->tout * c->cout > act_row) act_row = (size_t)c->tout * c->cout;
+        if ((size_t)c->tout * c->cin * 3 > col_row) col_row = (size_t)c->tout * c->cin * 3;
+    }
+    size_t per_row = PADDED + NT * NBASIS + 2 * act_row + GATES + col_row; /* x, spec, a, b, xg, col */
+    size_t per_file = 2 * HID /* h, c */ + HID + GATES;                     /* hstate, cstate, hs, gs */
+    size_t total = mmax * per_row + (size_t)batch * per_file;
+    float *mem = malloc(total * sizeof(float));
     if (!mem) return ct_fail(CT_ERR_OOM, "silero: cannot allocate scratch for %d files", batch);
     float *p = mem;
     w.x = p, p += mmax * PADDED;
     w.spec = p, p += mmax * NT * NBASIS;
-    w.a = p, p += mmax * NT * NFREQ;
-    w.b = p, p += mmax * NT * NFREQ;
-    w.col = p, p += mmax * NT * 128 * 3;
+    w.a = p, p += mmax * act_row;
+    w.b = p, p += mmax * act_row;
     w.xg = p, p += mmax * GATES;
     float *hstate = p;
     p += (size_t)batch * HID;
@@ -351,6 +361,12 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
     p += (size_t)batch * HID;
     w.hs = p, p += (size_t)batch * HID;
     w.gs = p, p += (size_t)batch * GATES;
+    w.col = p, p += mmax * col_row;
+    size_t carved = (size_t)(p - mem);
+    if (carved != total) { /* the sizing above and the carving disagree */
+        free(mem);
+        return ct_fail(CT_ERR_INTERNAL, "silero: scratch carved %zu of %zu floats", carved, total);
+    }
     memset(hstate, 0, (size_t)batch * 2 * HID * sizeof(float));
 
     size_t *done = calloc((size_t)batch * 3, sizeof(size_t)); /* frames done, rows this block, row base */

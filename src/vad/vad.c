@@ -135,28 +135,40 @@ static ct_status finish(ct_vad_result *r, const ct_vad_options *o) {
     return CT_OK;
 }
 
-ct_status ct_vad_segment_probs(const float *probs, size_t n_probs, size_t n, const ct_vad_options *o,
-                               ct_vad_result *out) {
+/* Silero spans from probabilities the result takes over: probs (n_probs
+ * floats, malloc'd) becomes out->probs on success and is freed on failure, so
+ * the caller never frees it and never copies it. */
+static ct_status segment_owned_probs(float *probs, size_t n_probs, size_t n, const ct_vad_options *o,
+                                     ct_vad_result *out) {
     memset(out, 0, sizeof *out);
-    CT_TRY(ct_vad_check_options(o));
+    out->probs = probs;
+    out->n_probs = n_probs;
     out->duration = (double)n / CT_VAD_RATE;
     ct_sample_span *ss = NULL;
     size_t ns = 0;
-    ct_status s = ct_vad_silero_spans(probs, n_probs, n, o, &ss, &ns);
+    ct_status s = ct_vad_check_options(o);
+    if (s == CT_OK) s = ct_vad_silero_spans(probs, n_probs, n, o, &ss, &ns);
     if (s == CT_OK) {
-        out->probs = malloc((n_probs ? n_probs : 1) * sizeof(float));
         out->spans = malloc((ns ? ns : 1) * sizeof(ct_span));
-        if (!out->probs || !out->spans) s = ct_fail(CT_ERR_OOM, "vad: out of memory");
+        if (!out->spans) s = ct_fail(CT_ERR_OOM, "vad: out of memory");
     }
     if (s == CT_OK) {
-        if (n_probs) memcpy(out->probs, probs, n_probs * sizeof(float));
-        out->n_probs = n_probs;
         out->n_spans = ct_vad_samples_to_seconds(out->spans, ss, ns, n);
         s = finish(out, o);
     }
     free(ss);
-    if (s != CT_OK) ct_vad_result_free(out);
+    if (s != CT_OK) ct_vad_result_free(out); /* frees probs too */
     return s;
+}
+
+ct_status ct_vad_segment_probs(const float *probs, size_t n_probs, size_t n, const ct_vad_options *o,
+                               ct_vad_result *out) {
+    memset(out, 0, sizeof *out);
+    CT_TRY(ct_vad_check_options(o));
+    float *copy = malloc((n_probs ? n_probs : 1) * sizeof(float));
+    if (!copy) return ct_fail(CT_ERR_OOM, "vad: out of memory");
+    if (n_probs) memcpy(copy, probs, n_probs * sizeof(float));
+    return segment_owned_probs(copy, n_probs, n, o, out);
 }
 
 ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o, const ct_silero *silero,
@@ -171,9 +183,11 @@ ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o, 
         if (!p) return ct_fail(CT_ERR_OOM, "vad: out of memory");
         float *outs[1] = {p};
         s = ct_silero_probs_batch(silero, &audio, &n, 1, outs);
-        if (s == CT_OK) s = ct_vad_segment_probs(p, nf, n, o, out);
-        free(p);
-        return s;
+        if (s != CT_OK) {
+            free(p);
+            return s;
+        }
+        return segment_owned_probs(p, nf, n, o, out); /* p is the result's now */
     }
     out->duration = (double)n / CT_VAD_RATE;
     if (o->mode == CT_VAD_AUDITOK) s = ct_vad_energy_spans(audio, n, o, &out->spans, &out->n_spans);
@@ -209,7 +223,8 @@ ct_status ct_vad_segment_batch(const float *const *audio, const size_t *n, int b
     if (s == CT_OK) s = ct_silero_probs_batch(silero, audio, n, batch, probs);
     int failed = -1;
     for (int b = 0; b < batch && s == CT_OK; b++) {
-        s = ct_vad_segment_probs(probs[b], ct_silero_frame_count(n[b]), n[b], o, &out[b]);
+        s = segment_owned_probs(probs[b], ct_silero_frame_count(n[b]), n[b], o, &out[b]);
+        probs[b] = NULL; /* out[b] owns it now, or it was freed with out[b] */
         if (s != CT_OK) failed = b;
     }
     if (probs)

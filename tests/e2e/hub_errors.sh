@@ -98,6 +98,19 @@ expect_fail 1 "more than 8 redirects" "$FETCH" --quiet acme/tiny
 pass "redirects followed, loops cut at 8"
 rm -rf "$HF_HUB_CACHE"
 
+# a long signed file-server URL (3000 bytes of signature) is followed whole;
+# one beyond the client's limit is refused by name, never sent cut short
+ctl reset
+ctl fail '{"mode":"longloc","file":"model.safetensors","pad":3000,"count":-1}'
+dir=$("$FETCH" --quiet acme/tiny 2>"$WORK/err") || { cat "$WORK/err" >&2; fail "a 3 kB redirect URL should be followed"; }
+cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "content after a long redirect"
+rm -rf "$HF_HUB_CACHE"
+ctl reset
+ctl fail '{"mode":"longloc","file":"model.safetensors","pad":20000,"count":-1}'
+expect_fail 1 "redirect URL too long" "$FETCH" --quiet acme/tiny
+pass "long redirect URLs followed whole or refused"
+rm -rf "$HF_HUB_CACHE"
+
 # --- persistent failures end cleanly -------------------------------------------
 ctl reset
 ctl fail '{"mode":"badlen","file":"model.safetensors","count":-1}'

@@ -69,4 +69,16 @@ dir2=$("$FETCH" --quiet)
 [ "$dir2" = "$dir" ] && [ "$(stats api_gets)" = "$n" ] || fail "cached pinned snapshot went to the network"
 [ "$(stats auth_seen_cdn)" = 0 ] || fail "token reached the second origin"
 pass "default model → pinned commit"
+
+# a long token (1500 characters, as an OAuth or CI access token may be) is
+# sent whole: cut short it would be refused as a wrong token
+stop_hub
+LONG_TOKEN=$(printf 't%.0s' $(seq 1 1500))
+start_hub --token "$LONG_TOKEN" --repo acme/gated="$WORK/repo",gated
+rm -rf "$HF_HUB_CACHE"
+dir=$(HF_TOKEN="$LONG_TOKEN" "$FETCH" --quiet acme/gated 2>"$WORK/err") ||
+  { cat "$WORK/err" >&2; fail "a 1500-character token"; }
+cmp "$dir/model.safetensors" "$WORK/repo/model.safetensors" || fail "long-token download content"
+[ "$(stats auth_seen_cdn)" = 0 ] || fail "long token reached the second origin"
+pass "long token sent whole"
 echo "hub_token: all passed"

@@ -19,6 +19,9 @@ body then close), "badlen" (a Content-Length 7 bytes short, and that many
 bytes), "err500" (HTTP 500), "slow" (R bytes/s), "stall" (half the body,
 then silence for "secs" seconds with the connection open), "loop" (the Hub origin redirects the file to itself),
 "norange" (ignore a Range header: 200 with the whole file),
+"longloc" (the LFS redirect's Location gets "&sig=" + "pad" bytes + "&end=1",
+as a long signed CDN URL; the file server answers 403 when "sig" arrives
+without the final "end=1", i.e. a URL cut short),
 "api503" (the Hub origin
 answers 503 to any request; file ignored). count -1 = until reset;
 POST /_ctl/reset clears failures and counters; GET /_ctl/stats returns the
@@ -242,6 +245,9 @@ class HubHandler(BaseHTTPRequestHandler):
                 sha = hashlib.sha256(data).hexdigest()
                 loc = "http://%s:%d/lfs/%s?name=%s" % (
                     st.cdn_host, st.cdn_port, sha, urllib.parse.quote(name))
+                longloc = st.take_failure(name, ("longloc",))
+                if longloc:
+                    loc += "&sig=" + "s" * int(longloc.get("pad", 3000)) + "&end=1"
                 return self._send(302, {"Location": loc, "X-Repo-Commit": commit,
                                         "X-Linked-Etag": '"%s"' % sha,
                                         "X-Linked-Size": str(len(data)),
@@ -293,6 +299,12 @@ class CdnHandler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         parts = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(parts.query)
+        if "sig" in query and query.get("end") != ["1"]:  # a signed URL cut short
+            self.send_response(403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         sha = parts.path.rsplit("/", 1)[-1]
         blob = st.blobs.get(sha)
         if blob is None:

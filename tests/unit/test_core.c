@@ -1,7 +1,9 @@
 /* test_core.c — status codes, messages, arena, filesystem helpers (atomic files included). */
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "core/arena.h"
@@ -20,6 +22,21 @@ static void test_fail_sets_message(void **state) {
     assert_string_equal(ct_status_str((ct_status)999), "CT_ERR_UNKNOWN");
     ct_error_clear();
     assert_string_equal(ct_last_error(), "");
+}
+
+/* A new message may quote the previous one: ct_fail(code, "... %s",
+ * ct_last_error()) reads the buffer it is about to overwrite. */
+static void test_fail_quotes_last_error(void **state) {
+    (void)state;
+    ct_fail(CT_ERR_IO, "disk on fire");
+    ct_status s = ct_fail(CT_ERR_NETWORK, "%s (and no usable cached copy: %s)", "host unreachable",
+                          ct_last_error());
+    assert_int_equal(s, CT_ERR_NETWORK);
+    assert_string_equal(ct_last_error(), "host unreachable (and no usable cached copy: disk on fire)");
+    ct_fail(CT_ERR_IO, "inner");
+    ct_fail(CT_ERR_IO, "outer: %s", ct_last_error());
+    assert_string_equal(ct_last_error(), "outer: inner");
+    ct_error_clear();
 }
 
 static void test_arena(void **state) {
@@ -141,6 +158,36 @@ static void test_atomic_file(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* A write that fails part-way (here the file-size limit, as ENOSPC would)
+ * reports the path and leaves the old file and no temp file behind. */
+static void test_atomic_write_fails_cleanly(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "keep.txt"));
+    CT_ASSERT_OK(ct_fs_write_atomic(path, "old", 3));
+    struct rlimit saved, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    lim = saved;
+    lim.rlim_cur = 4096;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    static char big[3 << 12];
+    ct_status s = ct_fs_write_atomic(path, big, sizeof big);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    signal(SIGXFSZ, old_handler);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_ERROR_HAS("keep.txt: write failed");
+    char *buf;
+    size_t n;
+    CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
+    assert_int_equal(n, 3);
+    assert_string_equal(buf, "old");
+    free(buf);
+    assert_int_equal(count_entries(dir), 1); /* no temp file left */
+    ct_test_rmtree(dir);
+}
+
 static void test_dtype_conversions(void **state) {
     (void)state;
     /* every finite f16 and bf16 value survives a round trip through float */
@@ -169,9 +216,11 @@ static void test_dtype_conversions(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fail_sets_message),
+        cmocka_unit_test(test_fail_quotes_last_error),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_fs),
         cmocka_unit_test(test_atomic_file),
+        cmocka_unit_test(test_atomic_write_fails_cleanly),
         cmocka_unit_test(test_dtype_conversions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

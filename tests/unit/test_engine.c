@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asr/encoder.h"
-#include "asr/generate.h"
-#include "model/checkpoint.h"
+#include "engine_run.h"
 #include "model/safetensors.h"
 #include "testutil.h"
 
@@ -90,47 +88,18 @@ typedef struct run_out {
  * padded to T frames. */
 static void run_engine_ex(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
                           int max_new, int ignore_eos, run_out *o) {
-    ct_backend *be;
-    CT_ASSERT_OK(ct_backend_create(backend, NULL, &be));
-    ct_checkpoint *ck;
-    CT_ASSERT_OK(ct_checkpoint_open(model, &ck));
-    ct_asr_weights w;
-    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, wdt, &w));
-    ct_checkpoint_free(ck); /* weights were converted: the file is no longer needed */
-    ct_asr_hparams hp = w.hp;
-
-    ct_arena act, ws;
-    int Smax = ct_generate_cache_positions(&hp, r->P, max_new);
-    int Te0 = ct_encoder_frames(T);
-    CT_ASSERT_OK(ct_backend_arena_create(be, ct_encoder_act_bytes(&hp, B, T) + ct_decoder_state_bytes(&hp, B, Te0, Smax), &act));
-    size_t wsb = ct_encoder_ws_bytes(&hp, B, T, 8);
-    size_t dsb = ct_decoder_step_bytes(&hp, B, r->P, Te0, Smax, 8) + sizeof(float) * (size_t)B * hp.vocab + 4096;
-    CT_ASSERT_OK(ct_backend_arena_create(be, wsb > dsb ? wsb : dsb, &ws));
-    float *feats = calloc((size_t)B * T * hp.n_mels, sizeof(float));
+    float *feats = calloc((size_t)B * T * r->n_mels, sizeof(float));
     int feat_len[NCLIPS];
     for (int b = 0; b < B; b++) {
         feat_len[b] = r->feat_len[b0 + b];
-        memcpy(feats + (size_t)b * T * hp.n_mels, r->feats + (size_t)(b0 + b) * r->T * hp.n_mels,
-               sizeof(float) * feat_len[b] * hp.n_mels);
+        memcpy(feats + (size_t)b * T * r->n_mels, r->feats + (size_t)(b0 + b) * r->T * r->n_mels,
+               sizeof(float) * feat_len[b] * r->n_mels);
     }
-    float *enc;
-    CT_ASSERT_OK(ct_encoder_forward(&w, be, &act, &ws, feats, feat_len, B, T, &enc, o->enc_len, &o->Te));
-    o->enc = malloc(sizeof(float) * (size_t)B * o->Te * hp.d_enc);
-    memcpy(o->enc, enc, sizeof(float) * (size_t)B * o->Te * hp.d_enc);
-    ct_decoder_state st_dec;
-    CT_ASSERT_OK(ct_decoder_prepare(&w, be, &act, &ws, enc, o->enc_len, B, o->Te, Smax, &st_dec));
-    int32_t *prompts = malloc(sizeof(int32_t) * B * r->P);
-    for (int b = 0; b < B; b++) memcpy(prompts + b * r->P, r->prompt, sizeof(int32_t) * r->P);
-    ct_generate_options go = {.max_new_tokens = max_new, .eos_id = 3, .keep_logits = 1, .ignore_eos = ignore_eos};
-    CT_ASSERT_OK(ct_generate_greedy(&w, be, &st_dec, &ws, prompts, r->P, &go, o->rows));
-    assert_int_equal(ws.used, 0);
-    free(prompts);
+    ct_test_engine_run run = {backend, model, wdt, max_new, ignore_eos};
+    int d_enc;
+    ct_test_run_engine(&run, feats, feat_len, B, T, r->n_mels, r->prompt, r->P, o->enc_len, &o->Te, &d_enc,
+                       &o->enc, o->rows);
     free(feats);
-    ct_decoder_state_free(&st_dec);
-    ct_backend_arena_free(be, &act);
-    ct_backend_arena_free(be, &ws);
-    ct_asr_weights_free(&w);
-    ct_backend_free(be);
 }
 
 static void run_engine(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asr/encoder.h"
-#include "asr/generate.h"
+#include "engine_run.h"
 #include "model/checkpoint.h"
 #include "model/convert.h"
 #include "model/safetensors.h"
@@ -25,21 +24,13 @@ typedef struct out {
 } out;
 
 static void run(const char *model, const ct_safetensors *ref, out *o) {
-    ct_backend *be;
-    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
-    ct_checkpoint *ck;
-    CT_ASSERT_OK(ct_checkpoint_open(model, &ck));
-    ct_asr_weights w;
-    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, CT_DTYPE_F32, &w));
-    ct_checkpoint_free(ck);
-    ct_asr_hparams hp = w.hp;
     const ct_st_tensor *pt = ct_st_find(ref, "prompt");
     assert_non_null(pt);
     int P = (int)pt->shape[0];
     int32_t prompt[16];
     memcpy(prompt, pt->data, sizeof(int32_t) * (size_t)P);
     /* clips 0 and 1, padded to the longer */
-    int len[B], T = 0;
+    int len[B], T = 0, n_mels = 0;
     float *f[B];
     for (int b = 0; b < B; b++) {
         char nm[64];
@@ -47,39 +38,19 @@ static void run(const char *model, const ct_safetensors *ref, out *o) {
         const ct_st_tensor *t = ct_st_find(ref, nm);
         assert_non_null(t);
         len[b] = (int)t->shape[0];
+        n_mels = (int)t->shape[1];
         f[b] = malloc(sizeof(float) * (size_t)t->numel);
         CT_ASSERT_OK(ct_st_tensor_to_f32(t, f[b], (size_t)t->numel));
         if (len[b] > T) T = len[b];
     }
-    float *feats = calloc((size_t)B * T * hp.n_mels, sizeof(float));
+    float *feats = calloc((size_t)B * T * n_mels, sizeof(float));
     for (int b = 0; b < B; b++) {
-        memcpy(feats + (size_t)b * T * hp.n_mels, f[b], sizeof(float) * (size_t)len[b] * hp.n_mels);
+        memcpy(feats + (size_t)b * T * n_mels, f[b], sizeof(float) * (size_t)len[b] * n_mels);
         free(f[b]);
     }
-    ct_arena act, ws;
-    int Smax = ct_generate_cache_positions(&hp, P, MAX_NEW);
-    int Te0 = ct_encoder_frames(T);
-    CT_ASSERT_OK(ct_backend_arena_create(be, ct_encoder_act_bytes(&hp, B, T) + ct_decoder_state_bytes(&hp, B, Te0, Smax), &act));
-    size_t wsb = ct_encoder_ws_bytes(&hp, B, T, 8);
-    size_t dsb = ct_decoder_step_bytes(&hp, B, P, Te0, Smax, 8) + sizeof(float) * (size_t)B * hp.vocab + 4096;
-    CT_ASSERT_OK(ct_backend_arena_create(be, wsb > dsb ? wsb : dsb, &ws));
-    float *enc;
-    CT_ASSERT_OK(ct_encoder_forward(&w, be, &act, &ws, feats, len, B, T, &enc, o->enc_len, &o->Te));
-    o->d = hp.d_enc;
-    o->enc = malloc(sizeof(float) * (size_t)B * o->Te * hp.d_enc);
-    memcpy(o->enc, enc, sizeof(float) * (size_t)B * o->Te * hp.d_enc);
-    ct_decoder_state sd;
-    CT_ASSERT_OK(ct_decoder_prepare(&w, be, &act, &ws, enc, o->enc_len, B, o->Te, Smax, &sd));
-    int32_t prompts[B * 16];
-    for (int b = 0; b < B; b++) memcpy(prompts + b * P, prompt, sizeof(int32_t) * (size_t)P);
-    ct_generate_options go = {.max_new_tokens = MAX_NEW, .eos_id = 3, .keep_logits = 1};
-    CT_ASSERT_OK(ct_generate_greedy(&w, be, &sd, &ws, prompts, P, &go, o->rows));
+    ct_test_engine_run run = {"cpu", model, CT_DTYPE_F32, MAX_NEW, 0};
+    ct_test_run_engine(&run, feats, len, B, T, n_mels, prompt, P, o->enc_len, &o->Te, &o->d, &o->enc, o->rows);
     free(feats);
-    ct_decoder_state_free(&sd);
-    ct_backend_arena_free(be, &act);
-    ct_backend_arena_free(be, &ws);
-    ct_asr_weights_free(&w);
-    ct_backend_free(be);
 }
 
 static void assert_identical(const out *a, const out *b, int vocab) {

@@ -81,6 +81,32 @@ static void test_urls(void **state) {
     assert_string_equal(f, "models--gpt2");
 }
 
+/* An endpoint so long that the revision URL does not fit is refused as too
+ * long, not sent cut short (a truncated path is a request for another URL). */
+static void test_long_endpoint(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char ep[2100];
+    int n = snprintf(ep, sizeof ep, "http://127.0.0.1:9/");
+    memset(ep + n, 'p', sizeof ep - 1 - (size_t)n);
+    ep[sizeof ep - 1] = '\0';
+    ct_hub_options o;
+    ct_hub_default_options(&o);
+    o.cache_dir = dir;
+    o.endpoint = ep;
+    o.offline = 0;
+    o.max_attempts = 1;
+    o.backoff_s = 0;
+    ct_hub *h;
+    CT_ASSERT_OK(ct_hub_create(&o, &h));
+    ct_hub_revision *r = NULL;
+    CT_ASSERT_STATUS(ct_hub_resolve_revision(h, "a/b", "main", &r), CT_ERR_LIMIT);
+    CT_ASSERT_ERROR_HAS("too long");
+    assert_null(r);
+    ct_hub_free(h);
+    ct_test_rmtree(dir);
+}
+
 static const char *const k_env[] = {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME",
                                     "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH",
                                     "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT", "HOME"};
@@ -407,6 +433,7 @@ int main(void) {
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_environment),
         cmocka_unit_test(test_refs_links_blobs), cmocka_unit_test(test_spec_and_dirs),
         cmocka_unit_test(test_vad_weights),      cmocka_unit_test(test_parsers),
+        cmocka_unit_test(test_long_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,19 @@
 #include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
+/* The end of a softmax, in place: s[j] = exp(s[j] - mx) / Σ_k exp(s[k] - mx),
+ * where mx is the largest of s[0..n) (n > 0). */
+static inline void exp_normalise(float *s, int n, float mx) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < n; j++) {
+        s[j] = ct_fast_expf(s[j] - mx);
+        sum += s[j];
+    }
+    float inv = 1.0f / sum;
+    for (int j = 0; j < n; j++) s[j] *= inv;
+}
+
 ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,
                              const float *p, const float *u, const float *vb, const int *len, int B, int T,
                              int H, int Dh, ct_arena *ws) {
@@ -52,14 +65,7 @@ ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const f
                 s[j] = s[j] * scale + bdi[j] * scale;
                 if (s[j] > mx) mx = s[j];
             }
-            float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-            for (int j = 0; j < L; j++) {
-                s[j] = ct_fast_expf(s[j] - mx);
-                sum += s[j];
-            }
-            float inv = 1.0f / sum;
-            for (int j = 0; j < L; j++) s[j] *= inv;
+            exp_normalise(s, L, mx);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, Dh, L, 1.0f, ac, L, v + base, D, 0.0f,
                     out + base, D);
@@ -90,14 +96,7 @@ static void attend_one(float *o, const float *qi, const float *K, const float *V
     float mx = -INFINITY;
     for (int j = 0; j < nk; j++)
         if (s[j] > mx) mx = s[j];
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < nk; j++) {
-        s[j] = ct_fast_expf(s[j] - mx);
-        sum += s[j];
-    }
-    float inv = 1.0f / sum;
-    for (int j = 0; j < nk; j++) s[j] *= inv;
+    exp_normalise(s, nk, mx);
     memset(o, 0, sizeof(float) * Dh);
     for (int j = 0; j < nk; j++) {
         const float *vj = V + (size_t)j * D;

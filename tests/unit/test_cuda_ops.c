@@ -228,9 +228,11 @@ static void attn_ref(float *o, const float *q, const float *kv, size_t ld, int n
     }
 }
 
-static void test_decoder_attn(void **state) {
-    (void)state;
-    int B = 3, H = 2, Dh = 64, d = H * Dh, S = 9, T = 30;
+/* Each head size takes a different value-loading path in attn_one: 64, 128
+ * and 256 vectorised (2, 4, 8 values per lane), 16 the strided fallback. */
+static void decoder_attn_case(int H, int Dh) {
+    int B = 3, d = H * Dh, S = 9, T = 30;
+    printf("  decoder attention, %d heads of %d\n", H, Dh);
     /* self attention: run 5 positions, check the last one */
     float *qkv = malloc(S * B * 3 * d * 4), *ref = malloc(B * d * 4), *cache = malloc(B * S * 2 * d * 4);
     fill(qkv, S * B * 3 * d, 1.f);
@@ -254,7 +256,7 @@ static void test_decoder_attn(void **state) {
             }
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            float kvh[9 * 256];
+            float kvh[9 * 2 * 256]; /* S positions × (k, v) × Dh ≤ 256 */
             for (int p = 0; p < P; p++)
                 for (int e = 0; e < Dh; e++) {
                     kvh[p * 2 * Dh + e] = cache[((size_t)b * S + p) * 2 * d + h * Dh + e];
@@ -310,6 +312,14 @@ static void test_decoder_attn(void **state) {
     void *ptrs[] = {dc, dpos, dout, dkv, dqq, dl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
     free(qkv); free(ref); free(cache); free(kv); free(q);
+}
+
+static void test_decoder_attn(void **state) {
+    (void)state;
+    decoder_attn_case(2, 64);
+    decoder_attn_case(2, 128);
+    decoder_attn_case(1, 256);
+    decoder_attn_case(4, 16);
 }
 
 static void test_greedy(void **state) {

@@ -297,6 +297,7 @@ static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
      * logit difference, measured ≈ 0.06 here at logit std ≈ 8). */
     const double TIE = 0.25;
     int32_t *forced = malloc((size_t)B * max_new * 4);
+    if (!forced) return die("fixture forced tokens");
     for (int b = 0; b < B; b++) {
         snprintf(path, sizeof path, "tokens.%d", b);
         const stm_tensor *tt = need(&R, path);
@@ -314,7 +315,7 @@ static int fixture(ct_cuda *c, const char *dir, int dec_heads) {
         const stm_tensor *tt = need(&R, path);
         snprintf(path, sizeof path, "logits.%d", b);
         const stm_tensor *lg = need(&R, path);
-        int n = (int)tt->shape[0];
+        int n = (int)tt->shape[0] < max_new ? (int)tt->shape[0] : max_new;
         for (int k = 0; k < n; k++) {
             const float *row = (const float *)lg->data + (size_t)k * d->vocab;
             int rt = ((const int32_t *)tt->data)[k], ot = tok[(size_t)b * (P + max_new) + P + k];

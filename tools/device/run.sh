@@ -24,7 +24,7 @@ OUT=${OUT:-/tmp/out}
 LOG=${LOG:-/tmp/ct-logs}
 mkdir -p "$OUT" "$LOG"
 export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
-STAGES=${STAGES:-tests fixture product tiny full}
+STAGES=${STAGES-tests fixture product tiny full}  # set but empty: no stage (prebuilt setup only)
 SAN="compute-sanitizer --tool memcheck --error-exitcode 9"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)

@@ -549,6 +549,7 @@ struct ct_st_writer {
     size_t cur;     /* tensor being written */
     uint64_t done;  /* bytes of cur written */
     int finished;
+    int failed;     /* a write failed: the file has a hole and cannot be finished */
 };
 
 ct_status ct_st_writer_create(const char *path, ct_st_writer **out) {
@@ -611,7 +612,13 @@ ct_status ct_st_writer_set_metadata(ct_st_writer *w, const char *key, const char
 }
 
 static ct_status write_all(ct_st_writer *w, const void *data, size_t n) {
-    return ct_atomic_file_write(&w->file, data, n);
+    ct_status s = ct_atomic_file_write(&w->file, data, n);
+    if (s != CT_OK) w->failed = 1;
+    return s;
+}
+
+static ct_status refuse_failed(const ct_st_writer *w) {
+    return ct_fail(CT_ERR_MISUSE, "%s: an earlier write failed; the file cannot be completed", w->path);
 }
 
 static void skip_empty(ct_st_writer *w) {
@@ -665,6 +672,7 @@ static ct_status write_header(ct_st_writer *w) {
 
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: write after finish", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (n == 0) return CT_OK;
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more data than the declared tensors hold", w->path);
@@ -683,6 +691,7 @@ ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) 
 }
 
 ct_status ct_st_writer_write(ct_st_writer *w, const void *data) {
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more tensors written than declared", w->path);
     if (w->done != 0)
@@ -692,6 +701,7 @@ ct_status ct_st_writer_write(ct_st_writer *w, const void *data) {
 
 ct_status ct_st_writer_finish(ct_st_writer *w) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' and %zu more were declared but not written", w->path,

@@ -83,7 +83,10 @@ ct_status ct_st_writer_write(ct_st_writer *w, const void *data);
 /* Part of the current tensor's bytes; tensors may be fed in any number of
  * chunks, crossing tensor boundaries is an error. */
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n);
-/* Check everything was written, fsync, rename into place. */
+/* Check everything was written, fsync, rename into place (core/fs.h says
+ * what a failure leaves at path). After any failed write the writer is
+ * failed for good: later writes and finish return CT_ERR_MISUSE, so a
+ * partial file is never published; free removes it. */
 ct_status ct_st_writer_finish(ct_st_writer *w);
 /* Frees; an unfinished file's temp is removed. */
 void ct_st_writer_free(ct_st_writer *w);

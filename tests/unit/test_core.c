@@ -257,16 +257,10 @@ static void test_atomic_write_failure_is_sticky(void **state) {
     CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "sticky.bin"));
     ct_atomic_file f;
     CT_ASSERT_OK(ct_atomic_file_open(&f, path));
-    struct rlimit saved, lim;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
-    lim = saved;
-    lim.rlim_cur = 4096;
-    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ct_test_limit_file_size(4096);
     static char big[3 << 12];
     ct_status s = ct_atomic_file_write(&f, big, sizeof big);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-    signal(SIGXFSZ, old_handler);
+    ct_test_limit_file_size(0);
     assert_int_equal(s, CT_ERR_IO);
     CT_ASSERT_STATUS(ct_atomic_file_write(&f, "x", 1), CT_ERR_MISUSE);
     CT_ASSERT_ERROR_HAS("sticky.bin: write after a failed write");

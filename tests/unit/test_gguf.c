@@ -341,6 +341,33 @@ static void assert_files_equal(const char *d1, const char *d2, const char *name)
     free(b);
 }
 
+/* As for safetensors: after a failed write the writer refuses the retry
+ * and finish, and no file appears. */
+static void test_writer_failure_is_sticky(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "w.gguf"));
+    static float data[3 << 10];
+    int64_t shape[1] = {3 << 10};
+    ct_gguf_writer *w;
+    CT_ASSERT_OK(ct_gguf_writer_create(path, &w));
+    CT_ASSERT_OK(ct_gguf_writer_set_str(w, "general.architecture", "cohere_asr"));
+    CT_ASSERT_OK(ct_gguf_writer_add_tensor(w, "a", CT_DTYPE_F32, 1, shape));
+    ct_test_limit_file_size(4096);
+    ct_status s = ct_gguf_writer_write(w, data);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_STATUS(ct_gguf_writer_write(w, data), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.gguf: an earlier write failed");
+    CT_ASSERT_STATUS(ct_gguf_writer_finish(w), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.gguf: an earlier write failed");
+    assert_false(ct_fs_is_file(path));
+    ct_gguf_writer_free(w);
+    assert_false(ct_fs_is_file(path));
+    ct_test_rmtree(dir);
+}
+
 static void test_round_trip(void **state) {
     (void)state;
     const char *d1 = ct_test_tmpdir(), *d2 = ct_test_tmpdir();
@@ -500,7 +527,7 @@ static void test_names(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malformed),     cmocka_unit_test(test_writer_types),
-        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_reference_gguf),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_writer_failure_is_sticky),    cmocka_unit_test(test_reference_gguf),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -195,6 +195,34 @@ static void test_writer_round_trip(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* A write that fails part-way (the file-size cap, as a full disk would)
+ * leaves the writer failed: the caller that ignores the error and writes
+ * the tensor again, or finishes, is refused, and no file appears. */
+static void test_writer_failure_is_sticky(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "w.safetensors"));
+    static float data[3 << 10];
+    int64_t shape[1] = {3 << 10};
+    ct_st_writer *w;
+    CT_ASSERT_OK(ct_st_writer_create(path, &w));
+    CT_ASSERT_OK(ct_st_writer_add(w, "a", CT_DTYPE_F32, 1, shape));
+    ct_test_limit_file_size(4096);
+    ct_status s = ct_st_writer_write(w, data);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_STATUS(ct_st_writer_write(w, data), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.safetensors: an earlier write failed");
+    CT_ASSERT_STATUS(ct_st_writer_write_chunk(w, data, 4), CT_ERR_MISUSE);
+    CT_ASSERT_STATUS(ct_st_writer_finish(w), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.safetensors: an earlier write failed");
+    assert_false(ct_fs_is_file(path));
+    ct_st_writer_free(w);
+    assert_false(ct_fs_is_file(path));
+    ct_test_rmtree(dir);
+}
+
 static void test_malformed_headers(void **state) {
     (void)state;
     const char *ok = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
@@ -351,6 +379,7 @@ int main(void) {
         cmocka_unit_test(test_reference_file),
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_writer_failure_is_sticky),
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_malformed_files_and_shards),
     };

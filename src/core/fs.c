@@ -256,6 +256,21 @@ int ct_fs_is_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+const char *ct_path_rel_problem(const char *s) {
+    if (!s || !*s) return "empty";
+    if (s[0] == '/' || (((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && s[1] == ':')) return "must be relative";
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\') return "contains a forbidden character";
+    for (const char *seg = s;;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        if (len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+            return "empty, '.' or '..' path segment";
+        if (!end) return NULL;
+        seg = end + 1;
+    }
+}
+
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b) {
     size_t la = strlen(a);
     int need_sep = la > 0 && a[la - 1] != '/';

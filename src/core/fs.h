@@ -76,6 +76,14 @@ ct_status ct_fs_mkdirs(const char *path);
 int ct_fs_is_dir(const char *path);
 int ct_fs_is_file(const char *path);
 
+/* NULL if s is a safe relative path to join under a directory, else a
+ * static phrase saying why not. Safe: not empty, not absolute (no leading
+ * '/', no drive "X:"), no control character or backslash, no empty, "." or
+ * ".." segment, so it cannot leave the directory it is joined to (symbolic
+ * links aside). The one rule for every name a file hands us: the Hub
+ * client's repository file names and the safetensors index's shard names. */
+const char *ct_path_rel_problem(const char *s);
+
 /* dst = a "/" b, failing with CT_ERR_LIMIT if it does not fit in cap bytes. */
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b);
 

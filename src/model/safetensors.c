@@ -311,12 +311,6 @@ static ct_status open_single(const char *path, ct_safetensors **out) {
     return finish_single(st, s, out);
 }
 
-/* A shard name from an index must be a plain file name in the index's
- * directory: no separators, no "." or "..". */
-static int plain_file_name(const char *s) {
-    return s[0] != '\0' && strchr(s, '/') == NULL && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
-}
-
 static ct_status open_index(const char *path, ct_safetensors **out) {
     *out = NULL;
     char *text = NULL;
@@ -360,10 +354,13 @@ ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *pat
             s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' is not a string", path, key);
             break;
         }
+        /* A shard is a relative path under the index's directory, subfolders
+         * allowed, by the rule the Hub client downloads it by (core/fs.h). */
         const char *fn = json_string_value(val);
-        if (!plain_file_name(fn)) {
-            s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' names '%s', not a file in the same directory",
-                        path, key, fn);
+        const char *why = json_string_length(val) != strlen(fn) ? "contains a NUL byte" : ct_path_rel_problem(fn);
+        if (why) {
+            s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' names '%s', not a path inside the index's directory (%s)",
+                        path, key, fn, why);
             break;
         }
         size_t j = 0;
@@ -420,8 +417,7 @@ ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *pat
     for (size_t i = 0; s == CT_OK && i < st->n; i++) {
         const st_entry *e = &st->entries[i];
         json_t *m = json_object_get(wm, e->t.name);
-        const char *base = strrchr(st->files[e->file].label, '/');
-        base = base ? base + 1 : st->files[e->file].label;
+        const char *base = st->files[e->file].label + strlen(dir); /* the shard name as the index gives it */
         if (!m)
             s = ct_fail(CT_ERR_FORMAT, "%s: shard '%s' holds tensor '%s', which the index does not list", path,
                         base, e->t.name);

@@ -6,7 +6,10 @@
  * tensor is handed out; a malformed file is a CT_ERR_FORMAT naming the file and
  * the tensor, never a crash. A sharded checkpoint (model.safetensors.index.json
  * with a weight_map) opens every shard once and checks the map against the
- * shards. Tensor data stays in the mapping: `data` may be unaligned when a
+ * shards. Shard names are relative paths under the index's directory and may
+ * name subfolders ("part1/model-00001.safetensors"), by the rule the Hub
+ * client downloads them by (ct_path_rel_problem: no absolute path, no empty,
+ * "." or ".." segment, no control character). Tensor data stays in the mapping: `data` may be unaligned when a
  * writer did not pad the header, so read it with memcpy (ct_st_tensor_to_f32).
  *
  * Writer: declare every tensor first (name, dtype, shape), then stream the

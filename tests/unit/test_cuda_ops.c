@@ -1,91 +1,13 @@
-/* test_cuda_ops.c — every CUDA backend kernel against a plain CPU reference
- * (double accumulation over the same bf16-rounded inputs), on fresh random
- * inputs with poisoned outputs. Without CUDA compiled in, or without a usable
+/* test_cuda_ops.c — every CUDA backend kernel (but the encoder attention:
+ * test_cuda_attention.c) against a plain CPU reference (double accumulation
+ * over the same bf16-rounded inputs), on fresh random inputs with poisoned
+ * outputs. Without CUDA compiled in, or without a usable
  * device, every test is skipped with a visible message; with a device they
  * must pass.
  */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "core/dtype.h"
-#include "testutil.h"
+#include "cuda_test_util.h"
 
 #ifdef CT_HAVE_CUDA
-#include "compute/cuda/ct_cuda.h"
-
-static ct_cuda *g_cuda;
-static unsigned g_seed = 12345;
-
-static float frand(void) { /* uniform in [-1, 1) */
-    g_seed = g_seed * 1664525u + 1013904223u;
-    return (float)((g_seed >> 8) / 8388608.0 - 1.0);
-}
-static float bfr(float x) { return ct_bf16_to_f32(ct_f32_to_bf16(x)); }
-static void fill(float *x, size_t n, float scale) {
-    for (size_t i = 0; i < n; i++) x[i] = bfr(frand() * scale);
-}
-
-/* device helpers: upload float as bf16 or f32, download bf16 or f32 */
-static void *dev_bf16(const float *x, size_t n) {
-    uint16_t *h = malloc(n * 2 + 2), *d;
-    for (size_t i = 0; i < n; i++) h[i] = ct_f32_to_bf16(x[i]);
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, (void **)&d, n * 2 + 2));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, h, n * 2));
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    free(h);
-    return d;
-}
-static void *dev_f32(const float *x, size_t n) {
-    void *d;
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    return d;
-}
-static void *dev_i32(const int *x, size_t n) {
-    void *d;
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    return d;
-}
-static void *dev_poison(size_t bytes) { /* 0xff bytes: NaN in bf16 and f32 */
-    void *d;
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, bytes + 4));
-    CT_ASSERT_OK(ct_cuda_memset(g_cuda, d, 0xff, bytes));
-    return d;
-}
-static float *get_bf16(const void *d, size_t n) {
-    uint16_t *h = malloc(n * 2 + 2);
-    float *f = malloc(n * 4 + 4);
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, h, d, n * 2));
-    for (size_t i = 0; i < n; i++) f[i] = ct_bf16_to_f32(h[i]);
-    free(h);
-    return f;
-}
-static float *get_f32(const void *d, size_t n) {
-    float *f = malloc(n * 4 + 4);
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    CT_ASSERT_OK(ct_cuda_d2h(g_cuda, f, d, n * 4));
-    return f;
-}
-/* relative L2 with NaN (unwritten output) failing */
-static void expect_close(const char *what, const float *got, const float *ref, size_t n, double tol) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(got[i])) fail_msg("%s: element %zu is %f (unwritten?)", what, i, got[i]);
-    double e = ct_rel_l2(got, ref, n);
-    printf("  %-28s n=%-8zu rel L2 %.3g (tol %.0e)\n", what, n, e, tol);
-    if (!(e <= tol)) fail_msg("%s: rel L2 %.3g > %.0e", what, e, tol);
-}
-
-static int setup(void **state) {
-    (void)state;
-    return 0;
-}
-
 static void test_gemm(void **state) {
     (void)state;
     int M = 77, N = 96, K = 136;
@@ -198,250 +120,6 @@ static void test_layernorm(void **state) {
     }
 }
 
-/* The whole relative-position attention (minus projections) against a CPU
- * version written straight from MODEL.md: scores (q+u)·k_j + (q+v)·R[T−1−(i−j)]. */
-static void test_relattn(void **state) {
-    (void)state;
-    int B = 3, T = 37, H = 2, Dh = 32, D = H * Dh;
-    int len[3] = {37, 20, 1};
-    size_t R = (size_t)B * T;
-    float *qkv = malloc(R * 3 * D * 4), *u = malloc(D * 4), *v = malloc(D * 4), *rp = malloc((2 * T - 1) * D * 4);
-    fill(qkv, R * 3 * D, 1.f); fill(u, D, 0.5f); fill(v, D, 0.5f); fill(rp, (2 * T - 1) * D, 1.f);
-    float scale = 1.f / sqrtf((float)Dh);
-    float *ref = calloc(R * D, 4);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < len[b]; i++) {
-                double s[64], mx = -1e30, sum = 0;
-                const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
-                for (int j = 0; j < len[b]; j++) {
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
-                    const float *r = rp + (size_t)(T - 1 - (i - j)) * D + h * Dh;
-                    double a = 0, c = 0;
-                    for (int e = 0; e < Dh; e++) {
-                        a += (double)bfr(q[e] + u[h * Dh + e]) * k[e];
-                        c += (double)bfr(q[e] + v[h * Dh + e]) * r[e];
-                    }
-                    s[j] = (a + c) * scale;
-                    if (s[j] > mx) mx = s[j];
-                }
-                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
-                for (int e = 0; e < Dh; e++) {
-                    double o = 0;
-                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
-                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
-                }
-            }
-    void *dqkv = dev_bf16(qkv, R * 3 * D), *du = dev_f32(u, D), *dv = dev_f32(v, D), *drp = dev_bf16(rp, (2 * T - 1) * D);
-    void *dlen = dev_i32(len, B);
-    void *qu = dev_poison(R * D * 2), *qv = dev_poison(R * D * 2), *k = dev_poison(R * D * 2), *vv = dev_poison(R * D * 2);
-    void *ac = dev_poison(H * R * T * 4), *bd = dev_poison(H * R * (2 * T - 1) * 4), *P = dev_poison(H * R * T * 2);
-    void *oh = dev_poison(R * D * 2), *o = dev_poison(R * D * 2);
-    CT_ASSERT_OK(ct_cuda_relattn_prep(g_cuda, qu, qv, k, vv, dqkv, du, dv, B, T, H, Dh));
-    ct_cuda_bgemm_args a1 = {T, T, Dh, H * B, qu, Dh, (long long)T * Dh, k, Dh, (long long)T * Dh, 1, ac, T, (long long)T * T, 1, 1.f};
-    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a1));
-    ct_cuda_bgemm_args a2 = {(int)R, 2 * T - 1, Dh, H, qv, Dh, (long long)R * Dh, drp, D, Dh, 1, bd, 2 * T - 1,
-                             (long long)R * (2 * T - 1), 1, 1.f};
-    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a2));
-    CT_ASSERT_OK(ct_cuda_relattn_softmax(g_cuda, P, ac, bd, dlen, B, T, H, scale));
-    ct_cuda_bgemm_args a3 = {T, Dh, T, H * B, P, T, (long long)T * T, vv, Dh, (long long)T * Dh, 0, oh, Dh, (long long)T * Dh, 0, 1.f};
-    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &a3));
-    CT_ASSERT_OK(ct_cuda_heads_merge(g_cuda, o, oh, B, T, H, Dh));
-    float *got = get_bf16(o, R * D);
-    expect_close("rel-pos attention (masked)", got, ref, R * D, 1e-2);
-    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
-    free(got);
-    /* the engine's path: GEMMs straight on the qkv rows, u/v as bias terms */
-    {
-        long long sq = (long long)T * 3 * D;
-        void *uk = dev_poison(H * R * 4), *vr = dev_poison(H * (2 * T - 1) * 4), *o2 = dev_poison(R * D * 2);
-        CT_ASSERT_OK(ct_cuda_memset(g_cuda, ac, 0xff, H * R * T * 4));
-        CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * (2 * T - 1) * 4));
-        CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
-        CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
-                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-        }
-        int ldbd = (2 * T - 1 + 7) & ~7; /* padded rows, as the engine uses */
-        ct_cuda_dfree(g_cuda, bd);
-        bd = dev_poison(H * R * ldbd * 4);
-        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                 (long long)R * ldbd, 1, 1.f};
-        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                     (long long)T * D, 0, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-        }
-        float *g = get_bf16(o2, R * D);
-        /* padded query rows come out as P = 0 rows: zero */
-        expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
-        free(g);
-        /* the engine's folding: q' = q + u in the qkv rows, v' = v − u, no uk term */
-        {
-            float *qf = malloc(R * 3 * D * 4), *vu = malloc(D * 4);
-            memcpy(qf, qkv, R * 3 * D * 4);
-            for (size_t r = 0; r < R; r++)
-                for (int e = 0; e < D; e++) qf[r * 3 * D + e] += u[e];
-            for (int e = 0; e < D; e++) vu[e] = v[e] - u[e];
-            void *dqf = dev_bf16(qf, R * 3 * D), *dvu = dev_f32(vu, D);
-            CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, NULL, vr, dqf, drp, du, dvu, B, T, H, Dh));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqf + h * Dh, 3 * D, sq, (uint16_t *)dqf + D + h * Dh,
-                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-            }
-            ct_cuda_bgemm_args g2f = {(int)R, 2 * T - 1, Dh, H, dqf, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                      (long long)R * ldbd, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2f));
-            CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, vr, dlen, B, T, H, scale));
-            CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                         (uint16_t *)dqf + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                         (long long)T * D, 0, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-            }
-            float *gf = get_bf16(o2, R * D);
-            expect_close("rel-pos attention, u folded", gf, ref, R * D, 1e-2);
-            free(gf); free(qf); free(vu);
-            /* the fused kernel on the same folded inputs, against the u/v form of MODEL.md */
-            CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
-            CT_ASSERT_OK(ct_cuda_relattn_fused(g_cuda, o2, dqf, drp, vr, dlen, B, T, H, Dh, scale));
-            gf = get_bf16(o2, R * D);
-            expect_close("rel-pos attention, fused", gf, ref, R * D, 1e-2);
-            free(gf);
-            ct_cuda_dfree(g_cuda, dqf); ct_cuda_dfree(g_cuda, dvu);
-        }
-        ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
-    }
-    got = get_bf16(o, R * D);
-    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
-    free(got);
-    void *ptrs[] = {dqkv, du, dv, drp, dlen, qu, qv, k, vv, ac, bd, P, oh, o};
-    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
-    /* the position table */
-    int Tp = 11, dp = 64;
-    void *pe = dev_poison((2 * Tp - 1) * dp * 2);
-    CT_ASSERT_OK(ct_cuda_relpos_table(g_cuda, pe, Tp, dp));
-    float *pt = get_bf16(pe, (2 * Tp - 1) * dp), *pr = malloc((2 * Tp - 1) * dp * 4);
-    for (int r = 0; r < 2 * Tp - 1; r++)
-        for (int i = 0; i < dp / 2; i++) {
-            double f = 1.0 / pow(10000.0, 2.0 * i / dp), p = Tp - 1 - r;
-            pr[r * dp + 2 * i] = (float)sin(p * f);
-            pr[r * dp + 2 * i + 1] = (float)cos(p * f);
-        }
-    expect_close("relative position table", pt, pr, (2 * Tp - 1) * dp, 4e-3);
-    free(pt); free(pr); ct_cuda_dfree(g_cuda, pe);
-    free(qkv); free(u); free(v); free(rp); free(ref);
-}
-
-/* The fused kernel (cuda_relattn_fused.cu) against a CPU version written from
- * MODEL.md on the engine's folded inputs (q' = q + u in the qkv rows,
- * vr = (v − u)·rp) and against the unfused GPU path on the same inputs. Shapes
- * cover several query blocks and key tiles with partial last ones, lengths
- * that end inside, at the edge of and before a tile, a fully padded query
- * block, and the head sizes of the tiny (16) and full (160) models. */
-static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
-    int D = H * Dh;
-    size_t R = (size_t)B * T, NP = (size_t)2 * T - 1;
-    float *qkv = malloc(R * 3 * D * 4), *rp = malloc(NP * D * 4), *vr = malloc(H * NP * 4), *ref = calloc(R * D, 4);
-    fill(qkv, R * 3 * D, 1.f); fill(rp, NP * D, 1.f);
-    for (size_t i = 0; i < H * NP; i++) vr[i] = frand() * 2.f;
-    float scale = 1.f / sqrtf((float)Dh);
-    double *s = malloc(T * sizeof(double));
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < len[b]; i++) {
-                double mx = -1e300, sum = 0;
-                const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
-                for (int j = 0; j < len[b]; j++) {
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
-                    const float *r = rp + (size_t)(T - 1 - i + j) * D + h * Dh;
-                    double a = 0;
-                    for (int e = 0; e < Dh; e++) a += (double)q[e] * k[e] + (double)q[e] * r[e];
-                    s[j] = (a + vr[(size_t)h * NP + (T - 1 - i + j)]) * scale;
-                    if (s[j] > mx) mx = s[j];
-                }
-                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
-                for (int e = 0; e < Dh; e++) {
-                    double o = 0;
-                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
-                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
-                }
-            }
-    void *dqkv = dev_bf16(qkv, R * 3 * D), *drp = dev_bf16(rp, NP * D), *dvr = dev_f32(vr, H * NP);
-    void *dlen = dev_i32(len, B), *o = dev_poison(R * D * 2);
-    char what[96];
-    assert_true(ct_cuda_relattn_fused_supports(Dh));
-    CT_ASSERT_OK(ct_cuda_relattn_fused(g_cuda, o, dqkv, drp, dvr, dlen, B, T, H, Dh, scale));
-    float *got = get_bf16(o, R * D);
-    snprintf(what, sizeof what, "fused B%d T%d H%d Dh%d", B, T, H, Dh);
-    expect_close(what, got, ref, R * D, 1e-2);
-    for (int b = 0; b < B; b++) /* padded query rows exactly zero, not merely small */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("%s: padded row %d of batch %d not zero", what, i, b);
-    /* the unfused path on the same inputs: both must agree to bf16 rounding of P and o */
-    {
-        int ldbd = (2 * T - 1 + 7) & ~7;
-        long long sq = (long long)T * 3 * D;
-        void *ac = dev_poison((size_t)H * R * T * 4), *bd = dev_poison((size_t)H * R * ldbd * 4);
-        void *P = dev_poison((size_t)H * R * T * 2), *o2 = dev_poison(R * D * 2);
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
-                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-        }
-        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                 (long long)R * ldbd, 1, 1.f};
-        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, dvr, dlen, B, T, H, scale));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                     (long long)T * D, 0, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-        }
-        float *g2h = get_bf16(o2, R * D);
-        snprintf(what, sizeof what, "unfused B%d T%d H%d Dh%d", B, T, H, Dh);
-        expect_close(what, g2h, ref, R * D, 1e-2);
-        snprintf(what, sizeof what, "fused vs unfused Dh%d", Dh);
-        expect_close(what, got, g2h, R * D, 1e-2);
-        free(g2h);
-        void *fr[] = {ac, bd, P, o2};
-        for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
-    }
-    free(got);
-    void *fr[] = {dqkv, drp, dvr, dlen, o};
-    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) ct_cuda_dfree(g_cuda, fr[i]);
-    free(qkv); free(rp); free(vr); free(ref); free(s);
-}
-
-static void test_relattn_fused(void **state) {
-    (void)state;
-    int l1[3] = {150, 64, 1};  /* full; exactly one key tile; a single key (blocks 1, 2 fully padded) */
-    relattn_fused_case(3, 150, 2, 160, l1);
-    int l2[2] = {129, 70};     /* one key past a tile edge; ends inside the second tile */
-    relattn_fused_case(2, 129, 4, 16, l2);
-    int l3[2] = {37, 30};      /* one query block, one partial key tile */
-    relattn_fused_case(2, 37, 2, 64, l3);
-    int l4[1] = {200};
-    relattn_fused_case(1, 200, 1, 128, l4);
-    CT_ASSERT_STATUS(ct_cuda_relattn_fused(g_cuda, NULL, NULL, NULL, NULL, NULL, 1, 8, 1, 24, 1.f), CT_ERR_UNSUPPORTED);
-    assert_false(ct_cuda_relattn_fused_supports(24));
-}
-
 static void test_conv_module(void **state) {
     (void)state;
     float *got;
@@ -550,9 +228,11 @@ static void attn_ref(float *o, const float *q, const float *kv, size_t ld, int n
     }
 }
 
-static void test_decoder_attn(void **state) {
-    (void)state;
-    int B = 3, H = 2, Dh = 64, d = H * Dh, S = 9, T = 30;
+/* Each head size takes a different value-loading path in attn_one: 64, 128
+ * and 256 vectorised (2, 4, 8 values per lane), 16 the strided fallback. */
+static void decoder_attn_case(int H, int Dh) {
+    int B = 3, d = H * Dh, S = 9, T = 30;
+    printf("  decoder attention, %d heads of %d\n", H, Dh);
     /* self attention: run 5 positions, check the last one */
     float *qkv = malloc(S * B * 3 * d * 4), *ref = malloc(B * d * 4), *cache = malloc(B * S * 2 * d * 4);
     fill(qkv, S * B * 3 * d, 1.f);
@@ -576,7 +256,7 @@ static void test_decoder_attn(void **state) {
             }
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            float kvh[9 * 256];
+            float kvh[9 * 2 * 256]; /* S positions × (k, v) × Dh ≤ 256 */
             for (int p = 0; p < P; p++)
                 for (int e = 0; e < Dh; e++) {
                     kvh[p * 2 * Dh + e] = cache[((size_t)b * S + p) * 2 * d + h * Dh + e];
@@ -632,6 +312,14 @@ static void test_decoder_attn(void **state) {
     void *ptrs[] = {dc, dpos, dout, dkv, dqq, dl};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
     free(qkv); free(ref); free(cache); free(kv); free(q);
+}
+
+static void test_decoder_attn(void **state) {
+    (void)state;
+    decoder_attn_case(2, 64);
+    decoder_attn_case(2, 128);
+    decoder_attn_case(1, 256);
+    decoder_attn_case(4, 16);
 }
 
 static void test_greedy(void **state) {
@@ -783,29 +471,13 @@ int main(void) {
     printf("SKIP test_cuda_ops: built without CUDA (no nvcc at configure time)\n");
     return 0;
 #else
-    const char *why = "";
-    if (!ct_cuda_available(&why)) {
-        printf("SKIP test_cuda_ops: %s — CUDA kernels compiled but not run\n", why);
-        return 0;
-    }
-    if (ct_cuda_create(&g_cuda) != CT_OK) {
-        printf("FAIL: ct_cuda_create: %s\n", ct_last_error());
-        return 1;
-    }
-    char name[128];
-    size_t total = 0, freeb = 0;
-    if (ct_cuda_info(g_cuda, name, sizeof name, &total, &freeb) == CT_OK)
-        printf("device: %s, %.1f GiB\n", name, total / 1073741824.0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm),          cmocka_unit_test(test_bgemm),
-        cmocka_unit_test(test_layernorm),     cmocka_unit_test(test_relattn),
-        cmocka_unit_test(test_relattn_fused),
-        cmocka_unit_test(test_conv_module),   cmocka_unit_test(test_subsampling),
-        cmocka_unit_test(test_decoder_attn),  cmocka_unit_test(test_greedy),
-        cmocka_unit_test(test_mel),           cmocka_unit_test(test_alloc_injection),
+        cmocka_unit_test(test_gemm),         cmocka_unit_test(test_bgemm),
+        cmocka_unit_test(test_layernorm),    cmocka_unit_test(test_conv_module),
+        cmocka_unit_test(test_subsampling),  cmocka_unit_test(test_decoder_attn),
+        cmocka_unit_test(test_greedy),       cmocka_unit_test(test_mel),
+        cmocka_unit_test(test_alloc_injection),
     };
-    int r = cmocka_run_group_tests(tests, setup, NULL);
-    ct_cuda_free(g_cuda);
-    return r;
+    return cuda_test_main("test_cuda_ops", tests, sizeof tests / sizeof tests[0]);
 #endif
 }

@@ -23,7 +23,7 @@ if ls build-devdeps/*.deb >/dev/null 2>&1; then
   rm -rf /tmp/cmocka && mkdir -p /tmp/cmocka
   for d in build-devdeps/*.deb; do dpkg -x "$d" /tmp/cmocka; done
   CM="-I/tmp/cmocka/usr/include -L/tmp/cmocka/usr/lib/x86_64-linux-gnu -Wl,-rpath,/tmp/cmocka/usr/lib/x86_64-linux-gnu -lcmocka"
-  for t in test_cuda_ops test_scheduler; do
+  for t in test_cuda_ops test_cuda_attention test_scheduler; do
     $CC -Itests/unit -I/tmp/cmocka/usr/include tests/unit/$t.c tests/unit/testutil.c "$BUILD/libct_dev.a" $CM $LIBS -o "$BUILD/$t"
   done
 fi

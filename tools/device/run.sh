@@ -43,9 +43,12 @@ fi
 if has tests; then
   echo "== $(( $(date +%s) - t0 ))s tests"
   { build-dev/test_scheduler; echo "test_scheduler rc=$?"; build-dev/test_cuda_ops; echo "test_cuda_ops rc=$?";
+    build-dev/test_cuda_attention; echo "test_cuda_attention rc=$?"
     # --report-api-errors no: test_alloc_injection provokes a real cudaMalloc failure on purpose
-    $SAN --report-api-errors no --print-limit 4 build-dev/test_cuda_ops 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
-    echo "memcheck test_cuda_ops rc=${PIPESTATUS[0]}"; } > "$LOG/tests.log" 2>&1
+    for t in test_cuda_ops test_cuda_attention; do
+      $SAN --report-api-errors no --print-limit 4 build-dev/$t 2>&1 | grep -E -A7 "ERROR SUMMARY|Invalid|FAILED" | head -60
+      echo "memcheck $t rc=${PIPESTATUS[0]}"
+    done; } > "$LOG/tests.log" 2>&1
   grep -E "rel L2|rc=|FAILED|ERROR|PASSED|SKIP" "$LOG/tests.log" | head -60
 fi
 if has fixture; then

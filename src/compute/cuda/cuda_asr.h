@@ -79,8 +79,10 @@ typedef struct ct_cuda_asr_result {
     double mel_s, encoder_s, decoder_s, total_s; /* wall seconds per stage */
     int steps;
     size_t workspace_bytes;
-    /* With CT_CUDA_PROFILE=1 in the environment: encoder time per op kind
-     * (device events around every launch; adds sync-free overhead only). */
+    /* With CT_CUDA_PROFILE=1 in the environment: time per op kind (device
+     * events around every launch; adds sync-free overhead only) for the whole
+     * encoder and, prefixed dec_, the decoder's first step (eager; the
+     * later steps replay as a graph and are not timed per op). */
     int n_prof;
     const char *prof_name[32];
     double prof_ms[32];

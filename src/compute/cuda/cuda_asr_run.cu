@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <thread>
+#include <vector>
+
 #include "compute/cuda/cuda_asr_impl.h"
 
 static double now_s(void) {
@@ -107,6 +110,30 @@ static ct_status gemm(ct_cuda *c, int M, const uint16_t *A, const lin_t *w, void
     return ct_cuda_gemm(c, &g);
 }
 
+/* Copy each row's PCM into the pinned staging buffer (rows ns apart). One
+ * thread copies ≈ 5–10 GB/s, so 128 × 30 s (245 MB) took most of the 50 ms
+ * the frontend spent per batch with the GPU idle; the rows are split over up
+ * to 8 threads. */
+static void stage_pcm(float *dst, size_t ns, const float *const *pcm, const size_t *n, int B) {
+    unsigned hw = std::thread::hardware_concurrency();
+    int nt = (int)(hw < 2 ? 1 : hw < 8 ? hw : 8);
+    if (nt > B) nt = B;
+    size_t total = 0;
+    for (int b = 0; b < B; b++) total += n[b];
+    if (nt <= 1 || total < ((size_t)1 << 22)) nt = 1; /* under 16 MB: threads cost more than they save */
+    auto copy = [=](int t) {
+        for (int b = t; b < B; b += nt) memcpy(dst + (size_t)b * ns, pcm[b], n[b] * sizeof(float));
+    };
+    std::vector<std::thread> th;
+    try {
+        for (int t = 1; t < nt; t++) th.emplace_back(copy, t);
+    } catch (...) { /* no thread: the caller's thread copies that share too */
+        for (int t = (int)th.size() + 1; t < nt; t++) copy(t);
+    }
+    copy(0);
+    for (auto &x : th) x.join();
+}
+
 static ct_status frontend(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, size_t ns) {
     ct_cuda *c = m->c;
     int B = p->B, M = m->d.n_mels;
@@ -120,13 +147,10 @@ static ct_status frontend(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     }
     int *n = (int *)malloc(B * sizeof(int));
     if (!n) return ct_fail(CT_ERR_OOM, "batch");
-    for (int b = 0; b < B; b++) {
-        memcpy(m->pinned + (size_t)b * ns, rq->pcm[b], rq->n_samples[b] * 4);
-        n[b] = (int)rq->n_samples[b];
-    }
-    /* the sample counts travel in the frames buffer's tail-free prompt slot: use dL0's neighbour */
+    for (int b = 0; b < B; b++) n[b] = (int)rq->n_samples[b];
+    stage_pcm(m->pinned, ns, rq->pcm, rq->n_samples, B);
     ct_status s = ct_cuda_h2d(c, p->pcm, m->pinned, need * 4);
-    int *dn = (int *)p->power; /* scratch: power is written only after framing */
+    int *dn = (int *)p->power; /* the sample counts: power is written only after framing, so it is free scratch */
     if (s == CT_OK) s = ct_cuda_h2d(c, dn, n, B * sizeof(int));
     if (s == CT_OK) s = ct_cuda_mel_frames(c, p->frames, p->pcm, dn, B, (int)ns, p->Tm, m->window);
     if (s == CT_OK) s = ct_cuda_sync(c); /* n[] lives on the host stack frame until here */
@@ -139,8 +163,10 @@ static ct_status frontend(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     return ct_cuda_mel_normalize(c, p->feats, p->dL0, B, p->Tm, M);
 }
 
-/* Optional per-op timing of the encoder (CT_CUDA_PROFILE=1): an event before
- * and after each launch group, summed per name after the stage. */
+/* Optional per-op timing (CT_CUDA_PROFILE=1): an event before and after each
+ * launch group, summed per name: every encoder op, and the decoder's first
+ * step (run eagerly; later steps replay as a graph), names prefixed dec_.
+ * pf NULL: no timing (inside a graph capture). */
 typedef struct {
     int on, n;
     cudaEvent_t ev[2][4096];
@@ -149,9 +175,9 @@ typedef struct {
 
 #define PROF(pf, st, nm, expr)                                               \
     do {                                                                     \
-        if ((pf)->on && (pf)->n < 4096) cudaEventRecord((pf)->ev[0][(pf)->n], st); \
+        if ((pf) && (pf)->on && (pf)->n < 4096) cudaEventRecord((pf)->ev[0][(pf)->n], st); \
         CT_TRY(expr);                                                        \
-        if ((pf)->on && (pf)->n < 4096) {                                    \
+        if ((pf) && (pf)->on && (pf)->n < 4096) {                            \
             cudaEventRecord((pf)->ev[1][(pf)->n], st);                       \
             (pf)->name[(pf)->n++] = nm;                                      \
         }                                                                    \
@@ -229,7 +255,8 @@ static ct_status encoder(ct_cuda_asr *m, plan *p, prof *pf) {
 
 /* One decoder position for all rows: reads tok/pos on the device, writes the
  * next tokens and advances pos, so the same launches replay as a graph. */
-static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq) {
+static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, prof *pf) {
+    cudaStream_t st = m->c->stream;
     ct_cuda *c = m->c;
     const ct_cuda_asr_dims *d = &m->d;
     int B = p->B, DD = d->d_dec, H = d->dec_heads, Dh = DD / H, L = d->dec_layers;
@@ -237,30 +264,32 @@ static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     /* finished rows skip their attention (CT_CUDA_DEC_SKIP=0 turns that off, for A/B) */
     const char *sk = getenv("CT_CUDA_DEC_SKIP");
     const int *skip = (sk && strcmp(sk, "0") == 0) ? NULL : p->finished;
-    CT_TRY(ct_cuda_dec_embed(c, p->dx, m->tok_emb, m->pos_emb, p->tok, p->pos, m->emb_ln.w, m->emb_ln.b, B, DD));
+    PROF(pf, st, "dec_embed", ct_cuda_dec_embed(c, p->dx, m->tok_emb, m->pos_emb, p->tok, p->pos, m->emb_ln.w, m->emb_ln.b, B, DD));
     for (int l = 0; l < L; l++) {
         dec_layer *e = &m->dec[l];
         uint16_t *cache = p->scache + (size_t)l * B * p->S * 2 * DD;
-        CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln1.w, e->ln1.b, B, DD, 1e-5f));
-        CT_TRY(gemm(c, B, p->da, &e->qkv, p->dqkv, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_dec_self_attn(c, p->dout, p->dqkv, cache, p->pos, skip, B, p->S, H, Dh));
-        CT_TRY(gemm(c, B, p->dout, &e->so, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln2.w, e->ln2.b, B, DD, 1e-5f));
-        CT_TRY(gemm(c, B, p->da, &e->q, p->dq, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_dec_cross_attn(c, p->dout, p->dq, p->ckv + (size_t)l * 2 * DD, ldkv, p->dL3, skip, B, p->T3, H, Dh));
-        CT_TRY(gemm(c, B, p->dout, &e->co, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
-        CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, e->ln3.w, e->ln3.b, B, DD, 1e-5f));
-        CT_TRY(gemm(c, B, p->da, &e->fc1, p->dh, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
-        CT_TRY(gemm(c, B, p->dh, &e->fc2, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "dec_layernorm", ct_cuda_layernorm(c, p->da, p->dx, e->ln1.w, e->ln1.b, B, DD, 1e-5f));
+        PROF(pf, st, "dec_gemm_qkv", gemm(c, B, p->da, &e->qkv, p->dqkv, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "dec_self_attn", ct_cuda_dec_self_attn(c, p->dout, p->dqkv, cache, p->pos, skip, B, p->S, H, Dh));
+        PROF(pf, st, "dec_gemm_out", gemm(c, B, p->dout, &e->so, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "dec_layernorm", ct_cuda_layernorm(c, p->da, p->dx, e->ln2.w, e->ln2.b, B, DD, 1e-5f));
+        PROF(pf, st, "dec_gemm_q", gemm(c, B, p->da, &e->q, p->dq, 0, 1.f, 0.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "dec_cross_attn", ct_cuda_dec_cross_attn(c, p->dout, p->dq, p->ckv + (size_t)l * 2 * DD, ldkv, p->dL3, skip, B, p->T3, H, Dh));
+        PROF(pf, st, "dec_gemm_out", gemm(c, B, p->dout, &e->co, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
+        PROF(pf, st, "dec_layernorm", ct_cuda_layernorm(c, p->da, p->dx, e->ln3.w, e->ln3.b, B, DD, 1e-5f));
+        PROF(pf, st, "dec_gemm_fc1", gemm(c, B, p->da, &e->fc1, p->dh, 0, 1.f, 0.f, CT_CUDA_ACT_RELU));
+        PROF(pf, st, "dec_gemm_fc2", gemm(c, B, p->dh, &e->fc2, p->dx, 1, 1.f, 1.f, CT_CUDA_ACT_NONE));
     }
-    CT_TRY(ct_cuda_layernorm(c, p->da, p->dx, m->final_ln.w, m->final_ln.b, B, DD, 1e-5f));
-    CT_TRY(gemm(c, B, p->da, &m->head, p->logits, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
-    return ct_cuda_greedy_step(c, p->tok, p->out, p->S, p->pos, p->finished, p->logits, p->prompt, rq->prompt_len,
-                               rq->row_new ? p->rowlim : NULL, rq->forced ? p->forced : NULL, rq->max_new, B, d->vocab,
-                               rq->eos, rq->pad, rq->min_new);
+    PROF(pf, st, "dec_layernorm", ct_cuda_layernorm(c, p->da, p->dx, m->final_ln.w, m->final_ln.b, B, DD, 1e-5f));
+    PROF(pf, st, "dec_gemm_head", gemm(c, B, p->da, &m->head, p->logits, 1, 1.f, 0.f, CT_CUDA_ACT_NONE));
+    PROF(pf, st, "dec_greedy", ct_cuda_greedy_step(c, p->tok, p->out, p->S, p->pos, p->finished, p->logits, p->prompt,
+                                                  rq->prompt_len, rq->row_new ? p->rowlim : NULL,
+                                                  rq->forced ? p->forced : NULL, rq->max_new, B, d->vocab, rq->eos,
+                                                  rq->pad, rq->min_new));
+    return CT_OK;
 }
 
-static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res) {
+static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res, prof *pf) {
     ct_cuda *c = m->c;
     const ct_cuda_asr_dims *d = &m->d;
     int B = p->B, R = B * p->T3;
@@ -293,7 +322,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
     int step = 0;
     for (; step < steps && s == CT_OK; step++) {
         if (step == 0 || !rq->use_graph) {
-            s = dec_step(m, p, rq);
+            s = dec_step(m, p, rq, step == 0 ? pf : NULL);
         } else {
             if (!exec) {
                 cudaStream_t st = c->stream;
@@ -301,7 +330,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
                     s = ct_fail(CT_ERR_DEVICE, "CUDA graph: capture did not start");
                     break;
                 }
-                ct_status cs = dec_step(m, p, rq);
+                ct_status cs = dec_step(m, p, rq, NULL);
                 cudaError_t e = cudaStreamEndCapture(st, &graph);
                 if (cs != CT_OK) { s = cs; break; }
                 if (e != cudaSuccess) { s = ct_cuda_status_(e, "cudaStreamEndCapture", __FILE__, __LINE__); break; }
@@ -437,6 +466,16 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     if (s == CT_OK) s = encoder(m, &p, &pf);
     if (s == CT_OK) s = ct_cuda_sync(c);
     double t3 = now_s();
+    if (s == CT_OK && res->encoder_out) {
+        int T = p.T3 < res->T_enc_cap ? p.T3 : res->T_enc_cap;
+        for (int b = 0; b < B && s == CT_OK; b++)
+            s = ct_cuda_d2h(c, res->encoder_out + (size_t)b * res->T_enc_cap * d->d_enc,
+                            p.x + (size_t)b * p.T3 * d->d_enc, (size_t)T * d->d_enc * 4);
+    }
+    double t4 = now_s();
+    if (s == CT_OK && !rq->encoder_only) s = decoder(m, &p, rq, res, &pf);
+    double t5 = now_s();
+    ct_cuda_sync(c);
     res->n_prof = 0;
     for (int i = 0; pf.on && s == CT_OK && i < pf.n; i++) {
         float ms = 0;
@@ -451,16 +490,6 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
         }
         res->prof_ms[k] += ms;
     }
-    if (s == CT_OK && res->encoder_out) {
-        int T = p.T3 < res->T_enc_cap ? p.T3 : res->T_enc_cap;
-        for (int b = 0; b < B && s == CT_OK; b++)
-            s = ct_cuda_d2h(c, res->encoder_out + (size_t)b * res->T_enc_cap * d->d_enc,
-                            p.x + (size_t)b * p.T3 * d->d_enc, (size_t)T * d->d_enc * 4);
-    }
-    double t4 = now_s();
-    if (s == CT_OK && !rq->encoder_only) s = decoder(m, &p, rq, res);
-    double t5 = now_s();
-    ct_cuda_sync(c);
     ct_cuda_dfree(c, ws);
     res->mel_s = t2 - t1;
     res->encoder_s = t3 - t2;

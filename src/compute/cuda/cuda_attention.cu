@@ -246,17 +246,22 @@ extern "C" ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok
     return CT_OK;
 }
 
-/* One block of 128 threads (4 warps) per (row, head); n keys of row stride ld
- * (keys at kv, values at kv + d), output o (Dh). Scores: each lane owns a
- * key and walks its row with 16-byte loads against q in shared memory (no
- * shuffles per key). Values: each warp takes every 4th key, each lane the
- * dimensions lane, lane + 32, ..., then the warps' partial sums are added in
- * shared memory. Needs Dh % 8 == 0 and Dh ≤ 256; s holds n + 8 floats. */
+/* One block of ATT_THREADS threads (8 warps) per (row, head); n keys of row
+ * stride ld (keys at kv, values at kv + d), output o (Dh). Scores: each
+ * thread owns a key and walks its row with 16-byte loads against q in shared
+ * memory (no shuffles per key). Values: each warp takes every 8th key; with
+ * Dh 64, 128 or 256 each lane loads Dh/32 consecutive values at once (the
+ * 2-byte loads before cost a load instruction per value: cross-attention ran
+ * at 0.75–2 TB/s), else lanes take dims lane, lane + 32, .... The warps'
+ * partial sums are added in shared memory. Needs Dh % 8 == 0 and Dh ≤ 256;
+ * s holds n + 8 floats. */
+#define ATT_THREADS 256
+#define ATT_WARPS (ATT_THREADS / 32)
 __device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld, int n, int d, int Dh,
                          float scale, float *s) {
     __shared__ float red[32];
     __shared__ float qs[256];
-    __shared__ float part[4][256];
+    __shared__ float part[ATT_WARPS][256];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int e = threadIdx.x; e < Dh; e += blockDim.x) qs[e] = ct_bf(q[e]);
     __syncthreads();
@@ -289,22 +294,53 @@ __device__ void attn_one(uint16_t *o, const uint16_t *q, const uint16_t *kv, siz
     if (threadIdx.x < 8) s[n + threadIdx.x] = 0.f; /* keep a vectorised tail read defined */
     __syncthreads();
     float inv = sum > 0.f ? 1.f / sum : 0.f;
-    /* values: lane covers dims lane, lane + 32, ... (Dh ≤ 256): coalesced rows */
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const uint16_t *vb = kv + d + lane;
-    for (int j = warp; j < n; j += 4) {
-        float p = s[j];
-        const uint16_t *vr = vb + (size_t)j * ld;
+    if (Dh == 64 || Dh == 128 || Dh == 256) {
+        /* lane covers dims [lane·V, lane·V + V), V = Dh/32 ∈ {2, 4, 8}: one 4/8/16-byte load per key */
+        const int V = Dh / 32;
+        const uint16_t *vb = kv + d + lane * V;
+        for (int j = warp; j < n; j += ATT_WARPS) {
+            float p = s[j];
+            const uint16_t *vr = vb + (size_t)j * ld;
+            uint32_t w[4];
+            if (V == 8) {
+                uint4 u = *reinterpret_cast<const uint4 *>(vr);
+                w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
+            } else if (V == 4) {
+                uint2 u = *reinterpret_cast<const uint2 *>(vr);
+                w[0] = u.x, w[1] = u.y, w[2] = w[3] = 0;
+            } else {
+                w[0] = *reinterpret_cast<const uint32_t *>(vr);
+                w[1] = w[2] = w[3] = 0;
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                acc[2 * k] += p * ct_bf((uint16_t)(w[k] & 0xffff));
+                acc[2 * k + 1] += p * ct_bf((uint16_t)(w[k] >> 16));
+            }
+        }
+        for (int k = 0; k < V; k++) part[warp][lane * V + k] = acc[k];
+    } else {
+        /* other head sizes: lane covers dims lane, lane + 32, ... (coalesced 2-byte loads) */
+        const uint16_t *vb = kv + d + lane;
+        for (int j = warp; j < n; j += ATT_WARPS) {
+            float p = s[j];
+            const uint16_t *vr = vb + (size_t)j * ld;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                if (lane + 32 * k < Dh) acc[k] += p * ct_bf(vr[32 * k]);
+        }
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            if (lane + 32 * k < Dh) acc[k] += p * ct_bf(vr[32 * k]);
+            if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
     }
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
     __syncthreads();
-    for (int e = threadIdx.x; e < Dh; e += blockDim.x)
-        o[e] = ct_to_bf((part[0][e] + part[1][e] + part[2][e] + part[3][e]) * inv);
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+        float t = 0.f;
+#pragma unroll
+        for (int w = 0; w < ATT_WARPS; w++) t += part[w][e];
+        o[e] = ct_to_bf(t * inv);
+    }
 }
 
 /* A row that already finished (skip[b] set: it emitted eos) writes zeros and
@@ -336,7 +372,8 @@ __global__ void k_dec_self(uint16_t *o, const uint16_t *qkv, uint16_t *cache, co
 extern "C" ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache,
                                            const int *pos, const int *skip, int B, int S, int H, int Dh) {
     if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
-    k_dec_self<<<B * H, 128, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, skip, S, H, Dh);
+    if ((size_t)(S + 8) * 4 > 38 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "self attention over %d positions", S);
+    k_dec_self<<<B * H, ATT_THREADS, (S + 8) * sizeof(float), c->stream>>>(o, qkv, cache, pos, skip, S, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
 }
@@ -353,8 +390,9 @@ __global__ void k_dec_cross(uint16_t *o, const uint16_t *q, const uint16_t *kv, 
 extern "C" ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv,
                                             size_t ld, const int *len, const int *skip, int B, int T, int H, int Dh) {
     if (Dh % 8 || Dh > 256) return ct_fail(CT_ERR_UNSUPPORTED, "decoder head size %d", Dh);
-    if ((size_t)(T + 8) * 4 > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
-    k_dec_cross<<<B * H, 128, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, skip, T, H, Dh);
+    /* the scores' dynamic shared memory beside attn_one's static 9.1 KiB, under the 48 KiB default */
+    if ((size_t)(T + 8) * 4 > 38 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cross attention over %d frames", T);
+    k_dec_cross<<<B * H, ATT_THREADS, (T + 8) * sizeof(float), c->stream>>>(o, q, kv, ld, len, skip, T, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(THREADS, 2)
     uint16_t *sV = sK + S::TILE;
     uint16_t *sR = sV + S::TILE;
     uint16_t *sQ = sR + RW * LDS;
-    float *sW = reinterpret_cast<float *>(sQ); /* windows overlay sQ: Q is in registers before the first tile's barrier */
+    float *sW = reinterpret_cast<float *>(sQ); /* the windows overlay sQ, read into registers (and a barrier) first */
     float *sVr = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(sQ) + S::QW_BYTES); /* 2 × RW */
 
     const int D = H * DH, ld = 3 * D;

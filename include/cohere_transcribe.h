@@ -83,7 +83,14 @@ typedef void (*ct_log_fn)(ct_log_level level, const char *msg, void *user_data);
 
 /* Replace the process-wide log sink (NULL restores the stderr default) and
  * set the most verbose level that is delivered (default CT_LOG_WARN, or the
- * level named by the CT_LOG environment variable: error|warn|info|debug). */
+ * level named by the CT_LOG environment variable: error|warn|info|debug).
+ * The sink is called by one thread at a time, whichever thread logs. Once
+ * ct_log_set returns, the previous sink is not running on another thread and
+ * is never called again, so its user_data may be freed. A sink may call
+ * ct_log_set, ct_log_set_level or library functions that log: a message
+ * logged from inside the sink goes to stderr, not back into the sink. A sink
+ * must not wait for another thread that may log (that thread waits for the
+ * sink to return). */
 CT_API void ct_log_set(ct_log_fn fn, void *user_data);
 CT_API void ct_log_set_level(ct_log_level level);
 

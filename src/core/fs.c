@@ -110,6 +110,34 @@ static ct_status fsync_dir_of(const char *path) {
     return CT_OK;
 }
 
+/* The temp file for path: "<name>.tmp.<pid>.<n>" in path's directory, where
+ * <name> is path's last component. When that would not fit NAME_MAX (or the
+ * whole path PATH_MAX), <name> becomes its leading bytes (cut on a UTF-8
+ * character boundary) + "~" + 8 hex digits of an FNV-1a hash of the whole
+ * name, so long names stay recognisable and distinct in a listing. */
+static ct_status temp_name(char *out, size_t cap, const char *path, unsigned n) {
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dl;
+    size_t bl = strlen(base);
+    char suffix[48];
+    size_t sl = (size_t)snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", (long)getpid(), n);
+    size_t room = NAME_MAX;
+    if (dl + room + 1 > cap) room = cap > dl + 1 ? cap - dl - 1 : 0;
+    if (bl + sl <= room) {
+        snprintf(out, cap, "%.*s%s%s", (int)dl, path, base, suffix);
+        return CT_OK;
+    }
+    enum { HASH_LEN = 9 }; /* "~" + 8 hex digits */
+    if (room < sl + HASH_LEN + 1) return ct_fail(CT_ERR_LIMIT, "%s: path too long for a temp file beside it", path);
+    size_t keep = room - sl - HASH_LEN;
+    while (keep > 0 && ((unsigned char)base[keep] & 0xC0) == 0x80) keep--;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < bl; i++) h = (h ^ (unsigned char)base[i]) * 16777619u;
+    snprintf(out, cap, "%.*s%.*s~%08x%s", (int)dl, path, (int)keep, base, (unsigned)h, suffix);
+    return CT_OK;
+}
+
 ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
     /* The temp file is opened with mode 0666 so the kernel applies the umask
      * as for any new file (mkstemp would give 0600; changing the process
@@ -118,11 +146,12 @@ ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
     static _Atomic unsigned counter;
     f->fd = -1;
     f->tmp = NULL;
+    f->failed = 0;
+    f->committed = 0;
     if (!(f->path = strdup(path))) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
     char tmp[PATH_MAX];
     for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
-        int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-        if (n < 0 || (size_t)n >= sizeof tmp) return ct_fail(CT_ERR_LIMIT, "%s: path too long", path);
+        CT_TRY(temp_name(tmp, sizeof tmp, path, counter++));
         f->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (f->fd < 0 && errno != EEXIST)
             return ct_fail(CT_ERR_IO, "%s: cannot create temp file: %s", path, strerror(errno));
@@ -138,14 +167,18 @@ ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
 }
 
 ct_status ct_atomic_file_write(ct_atomic_file *f, const void *data, size_t len) {
+    if (f->failed) return ct_fail(CT_ERR_MISUSE, "%s: write after a failed write or fsync", f->path);
     if (f->fd < 0) return ct_fail(CT_ERR_MISUSE, "%s: write to a closed file", f->path);
     const unsigned char *p = data;
     while (len > 0) {
         size_t step = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
         ssize_t w = write(f->fd, p, step);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
+        if (w <= 0) {
+            /* Part of the bytes may be in the file: it can never be completed. */
+            f->failed = 1;
             return ct_fail(CT_ERR_IO, "%s: write failed: %s", f->path, w < 0 ? strerror(errno) : "no progress");
+        }
         p += w;
         len -= (size_t)w;
     }
@@ -153,15 +186,25 @@ ct_status ct_atomic_file_write(ct_atomic_file *f, const void *data, size_t len) 
 }
 
 ct_status ct_atomic_file_commit(ct_atomic_file *f) {
+    if (f->failed)
+        return ct_fail(CT_ERR_MISUSE, "%s: commit after a failed write or fsync; the file was not replaced", f->path);
     if (f->fd < 0 || !f->tmp) return ct_fail(CT_ERR_MISUSE, "%s: commit of a closed file", f->path);
-    if (fsync(f->fd) != 0) return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", f->path, strerror(errno));
+    if (fsync(f->fd) != 0) {
+        /* Linux may drop the failed pages and report the error only once: a
+         * second fsync could succeed on lost data, so no retry is allowed. */
+        f->failed = 1;
+        return ct_fail(CT_ERR_IO, "%s: fsync failed: %s", f->path, strerror(errno));
+    }
     int r = close(f->fd);
     f->fd = -1;
     if (r != 0) return ct_fail(CT_ERR_IO, "%s: close failed: %s", f->path, strerror(errno));
     if (rename(f->tmp, f->path) != 0) return ct_fail(CT_ERR_IO, "%s: rename failed: %s", f->path, strerror(errno));
     free(f->tmp);
     f->tmp = NULL;
-    return fsync_dir_of(f->path);
+    f->committed = 1;
+    if (fsync_dir_of(f->path) != CT_OK)
+        return ct_fail_wrap(CT_ERR_IO, "%s: replaced, but the rename may not survive a crash", f->path);
+    return CT_OK;
 }
 
 void ct_atomic_file_close(ct_atomic_file *f) {
@@ -211,6 +254,21 @@ int ct_fs_is_dir(const char *path) {
 int ct_fs_is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *ct_path_rel_problem(const char *s) {
+    if (!s || !*s) return "empty";
+    if (s[0] == '/' || (((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && s[1] == ':')) return "must be relative";
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\') return "contains a forbidden character";
+    for (const char *seg = s;;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        if (len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+            return "empty, '.' or '..' path segment";
+        if (!end) return NULL;
+        seg = end + 1;
+    }
 }
 
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b) {

@@ -23,19 +23,45 @@ typedef struct ct_mapping {
 ct_status ct_fs_map(const char *path, ct_mapping *out);
 void ct_fs_unmap(ct_mapping *m);
 
-/* Write bytes to path atomically: a temp file in the same directory, fsync,
- * rename over path, fsync the directory. On failure path is untouched. */
+/* Atomic replacement. path always holds either its old contents (or
+ * nothing) or the new bytes in full, never a mix, whatever fails and even
+ * across a crash: the bytes go to a temp file beside path, which is fsynced
+ * and closed, renamed over path (the commit point, atomic for readers in
+ * every process), and then the directory is fsynced so that the rename
+ * itself survives a power loss.
+ *
+ * What a caller may rely on (say, a tool publishing transcripts beside the
+ * audio, many processes at once, resumable by "the output exists"):
+ *  - CT_OK: path holds the new bytes, and both the data and the new
+ *    directory entry are on stable storage.
+ *  - a failure before the rename (any step up to and including it): path is
+ *    untouched and no temp file is left once the file is closed.
+ *  - a failure of the directory fsync after the rename (CT_ERR_IO, the
+ *    message starts "<path>: replaced, but ..."): path already holds the new
+ *    bytes in full and other processes may be reading them; only their
+ *    survival of a crash is unconfirmed (after one, path holds the old or the
+ *    new contents, still never a mix). ct_atomic_file.committed is 1 then,
+ *    so a caller that must tell the cases apart uses ct_atomic_file.
+ * Writers race last-rename-wins; temp names are unique per process and call
+ * (pid + counter, O_EXCL), so concurrent writers never share a temp file.
+ * Temp names always fit NAME_MAX: "<name>.tmp.<pid>.<n>", or, for a name
+ * too long for that, its leading bytes + "~" + a hash of the whole name. */
 ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len);
 
 /* The same, for a file written in pieces (checkpoint writers): open makes
  * the temp file beside path (mode 0666 & ~umask), write appends to it,
  * commit fsyncs, renames over path and fsyncs the directory. close releases
- * everything and removes the temp file unless commit succeeded; call it
- * after open in every case (it is a no-op on a zeroed struct). */
+ * everything and removes the temp file unless the rename happened; call it
+ * after open in every case (it is a no-op on a zeroed struct).
+ * A failed write or fsync makes the file failed for good: every later write
+ * and commit is refused (CT_ERR_MISUSE), so a caller that ignored the error
+ * cannot publish a file with a hole or a lost page; close discards it. */
 typedef struct ct_atomic_file {
     char *path;
-    char *tmp; /* NULL once committed */
-    int fd;    /* -1 when closed */
+    char *tmp;     /* NULL once renamed over path */
+    int fd;        /* -1 when closed */
+    int failed;    /* a write or fsync failed: commit refuses */
+    int committed; /* 1 once renamed over path (even if the dir fsync failed) */
 } ct_atomic_file;
 
 ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path);
@@ -49,6 +75,14 @@ ct_status ct_fs_mkdirs(const char *path);
 /* 1 if path exists and is a directory / regular file, else 0. */
 int ct_fs_is_dir(const char *path);
 int ct_fs_is_file(const char *path);
+
+/* NULL if s is a safe relative path to join under a directory, else a
+ * static phrase saying why not. Safe: not empty, not absolute (no leading
+ * '/', no drive "X:"), no control character or backslash, no empty, "." or
+ * ".." segment, so it cannot leave the directory it is joined to (symbolic
+ * links aside). The one rule for every name a file hands us: the Hub
+ * client's repository file names and the safetensors index's shard names. */
+const char *ct_path_rel_problem(const char *s);
 
 /* dst = a "/" b, failing with CT_ERR_LIMIT if it does not fit in cap bytes. */
 ct_status ct_path_join(char *dst, size_t cap, const char *a, const char *b);

@@ -321,10 +321,14 @@ ct_status ct_checkpoint_build(ct_checkpoint *ck, const ct_st_tensor *const *src,
         if (!ck->t[i].name) return ct_fail(CT_ERR_OOM, "%s: out of memory", ck->dir);
     }
     qsort(ck->t, ck->n, sizeof *ck->t, cmp_tensor);
+    /* With the prefix stripped, names unique in the files collide only as
+     * "model.x" and "x"; other callers rename (and check) names themselves. */
     for (size_t i = 1; i < ck->n; i++)
         if (strcmp(ck->t[i].name, ck->t[i - 1].name) == 0)
-            return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' is stored both with and without the 'model.' prefix",
-                           ck->dir, ck->t[i].name);
+            return strip_model_prefix
+                       ? ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' is stored both with and without the 'model.' prefix",
+                                 ck->dir, ck->t[i].name)
+                       : ct_fail(CT_ERR_FORMAT, "%s: two tensors are named '%s'", ck->dir, ck->t[i].name);
     return CT_OK;
 }
 

@@ -110,6 +110,8 @@ ct_status ct_gguf_writer_set_i32_array(ct_gguf_writer *w, const char *key, const
 ct_status ct_gguf_writer_add_tensor(ct_gguf_writer *w, const char *name, ct_dtype dtype, int ndim,
                                     const int64_t *shape);
 ct_status ct_gguf_writer_write(ct_gguf_writer *w, const void *data);
+/* As for the safetensors writer: after any failed write, later writes and
+ * finish return CT_ERR_MISUSE and free removes the temp file. */
 ct_status ct_gguf_writer_finish(ct_gguf_writer *w);
 void ct_gguf_writer_free(ct_gguf_writer *w);
 

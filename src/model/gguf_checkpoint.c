@@ -110,6 +110,32 @@ static ct_status read_config(const ct_gguf *g, const char *path, ct_model_config
 
 static void free_gguf(void *p) { ct_gguf_free(p); }
 
+typedef struct mapped {
+    const char *nemo, *gguf;
+} mapped;
+
+static int cmp_mapped(const void *a, const void *b) {
+    const mapped *x = a, *y = b;
+    int c = strcmp(x->nemo, y->nemo);
+    return c ? c : strcmp(x->gguf, y->gguf);
+}
+
+/* Two GGUF tensors whose names map to one NeMo name ("enc.blk.07.…" and
+ * "enc.blk.7.…") would make one shadow the other: refuse, naming both. */
+static ct_status refuse_collisions(const char *path, const ct_gguf *g, char *const *names, size_t n) {
+    mapped *m = malloc((n ? n : 1) * sizeof *m);
+    if (!m) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++) m[i] = (mapped){names[i], ct_gguf_tensor_at(g, i)->name};
+    qsort(m, n, sizeof *m, cmp_mapped);
+    ct_status s = CT_OK;
+    for (size_t i = 1; i < n && s == CT_OK; i++)
+        if (strcmp(m[i].nemo, m[i - 1].nemo) == 0)
+            s = ct_fail(CT_ERR_FORMAT, "%s: tensors '%s' and '%s' both map to '%s'", path, m[i - 1].gguf, m[i].gguf,
+                        m[i].nemo);
+    free(m);
+    return s;
+}
+
 ct_status ct_checkpoint_open_gguf(const char *path, ct_checkpoint **out) {
     *out = NULL;
     ct_gguf *g;
@@ -142,6 +168,7 @@ ct_status ct_checkpoint_open_gguf(const char *path, ct_checkpoint **out) {
         renamed[i].name = names[i];
         src[i] = &renamed[i];
     }
+    if (s == CT_OK) s = refuse_collisions(path, g, names, n);
     if (s == CT_OK) s = ct_checkpoint_build(ck, src, n, 0);
     for (size_t i = 0; names && i < n; i++) free(names[i]);
     free(names);

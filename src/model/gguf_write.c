@@ -75,6 +75,7 @@ struct ct_gguf_writer {
     w_tensor *t;
     size_t n, cap;
     int started, finished;
+    int failed; /* a write failed: the file has a hole and cannot be finished */
     size_t cur;
     uint64_t pos; /* bytes of the data area written */
 };
@@ -209,7 +210,13 @@ ct_status ct_gguf_writer_add_tensor(ct_gguf_writer *w, const char *name, ct_dtyp
 }
 
 static ct_status write_all(ct_gguf_writer *w, const void *data, size_t n) {
-    return ct_atomic_file_write(&w->file, data, n);
+    ct_status s = ct_atomic_file_write(&w->file, data, n);
+    if (s != CT_OK) w->failed = 1;
+    return s;
+}
+
+static ct_status refuse_failed(const ct_gguf_writer *w) {
+    return ct_fail(CT_ERR_MISUSE, "%s: an earlier write failed; the file cannot be completed", w->path);
 }
 
 static ct_status pad_to(ct_gguf_writer *w, uint64_t target) {
@@ -245,6 +252,7 @@ static ct_status start(ct_gguf_writer *w) {
 
 ct_status ct_gguf_writer_write(ct_gguf_writer *w, const void *data) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: write after finish", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(start(w));
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more tensors written than declared", w->path);
     const w_tensor *t = &w->t[w->cur];
@@ -257,6 +265,7 @@ ct_status ct_gguf_writer_write(ct_gguf_writer *w, const void *data) {
 
 ct_status ct_gguf_writer_finish(ct_gguf_writer *w) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(start(w));
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' was declared but not written", w->path, w->t[w->cur].name);

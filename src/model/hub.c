@@ -249,20 +249,8 @@ static ct_status validate_rel_path(const char *what, const char *s, size_t maxle
     if (!s || !*s) return ct_fail(CT_ERR_INVALID_ARG, "empty %s", what);
     if (strlen(s) > maxlen) return ct_fail(CT_ERR_INVALID_ARG, "%s %.60s...: too long", what, s);
     /* absolute here, or a drive path where the cache may be read later */
-    if (s[0] == '/' || (isalpha((unsigned char)s[0]) && s[1] == ':'))
-        return ct_fail(CT_ERR_INVALID_ARG, "%s %s: must be relative", what, s);
-    for (const char *p = s; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
-            return ct_fail(CT_ERR_INVALID_ARG, "%s %s: contains a forbidden character", what, s);
-    const char *seg = s;
-    for (;;) {
-        const char *end = strchr(seg, '/');
-        size_t len = end ? (size_t)(end - seg) : strlen(seg);
-        if (len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
-            return ct_fail(CT_ERR_INVALID_ARG, "%s %s: empty, '.' or '..' path segment", what, s);
-        if (!end) break;
-        seg = end + 1;
-    }
+    const char *why = ct_path_rel_problem(s);
+    if (why) return ct_fail(CT_ERR_INVALID_ARG, "%s %s: %s", what, s, why);
     return CT_OK;
 }
 

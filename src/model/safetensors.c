@@ -311,12 +311,6 @@ static ct_status open_single(const char *path, ct_safetensors **out) {
     return finish_single(st, s, out);
 }
 
-/* A shard name from an index must be a plain file name in the index's
- * directory: no separators, no "." or "..". */
-static int plain_file_name(const char *s) {
-    return s[0] != '\0' && strchr(s, '/') == NULL && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
-}
-
 static ct_status open_index(const char *path, ct_safetensors **out) {
     *out = NULL;
     char *text = NULL;
@@ -360,10 +354,13 @@ ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *pat
             s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' is not a string", path, key);
             break;
         }
+        /* A shard is a relative path under the index's directory, subfolders
+         * allowed, by the rule the Hub client downloads it by (core/fs.h). */
         const char *fn = json_string_value(val);
-        if (!plain_file_name(fn)) {
-            s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' names '%s', not a file in the same directory",
-                        path, key, fn);
+        const char *why = json_string_length(val) != strlen(fn) ? "contains a NUL byte" : ct_path_rel_problem(fn);
+        if (why) {
+            s = ct_fail(CT_ERR_FORMAT, "%s: weight_map entry '%s' names '%s', not a path inside the index's directory (%s)",
+                        path, key, fn, why);
             break;
         }
         size_t j = 0;
@@ -420,8 +417,7 @@ ct_status ct_st_open_index_buffer(const char *text, size_t tlen, const char *pat
     for (size_t i = 0; s == CT_OK && i < st->n; i++) {
         const st_entry *e = &st->entries[i];
         json_t *m = json_object_get(wm, e->t.name);
-        const char *base = strrchr(st->files[e->file].label, '/');
-        base = base ? base + 1 : st->files[e->file].label;
+        const char *base = st->files[e->file].label + strlen(dir); /* the shard name as the index gives it */
         if (!m)
             s = ct_fail(CT_ERR_FORMAT, "%s: shard '%s' holds tensor '%s', which the index does not list", path,
                         base, e->t.name);
@@ -549,6 +545,7 @@ struct ct_st_writer {
     size_t cur;     /* tensor being written */
     uint64_t done;  /* bytes of cur written */
     int finished;
+    int failed;     /* a write failed: the file has a hole and cannot be finished */
 };
 
 ct_status ct_st_writer_create(const char *path, ct_st_writer **out) {
@@ -611,7 +608,13 @@ ct_status ct_st_writer_set_metadata(ct_st_writer *w, const char *key, const char
 }
 
 static ct_status write_all(ct_st_writer *w, const void *data, size_t n) {
-    return ct_atomic_file_write(&w->file, data, n);
+    ct_status s = ct_atomic_file_write(&w->file, data, n);
+    if (s != CT_OK) w->failed = 1;
+    return s;
+}
+
+static ct_status refuse_failed(const ct_st_writer *w) {
+    return ct_fail(CT_ERR_MISUSE, "%s: an earlier write failed; the file cannot be completed", w->path);
 }
 
 static void skip_empty(ct_st_writer *w) {
@@ -665,6 +668,7 @@ static ct_status write_header(ct_st_writer *w) {
 
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: write after finish", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (n == 0) return CT_OK;
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more data than the declared tensors hold", w->path);
@@ -683,6 +687,7 @@ ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) 
 }
 
 ct_status ct_st_writer_write(ct_st_writer *w, const void *data) {
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more tensors written than declared", w->path);
     if (w->done != 0)
@@ -692,6 +697,7 @@ ct_status ct_st_writer_write(ct_st_writer *w, const void *data) {
 
 ct_status ct_st_writer_finish(ct_st_writer *w) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' and %zu more were declared but not written", w->path,

@@ -6,7 +6,10 @@
  * tensor is handed out; a malformed file is a CT_ERR_FORMAT naming the file and
  * the tensor, never a crash. A sharded checkpoint (model.safetensors.index.json
  * with a weight_map) opens every shard once and checks the map against the
- * shards. Tensor data stays in the mapping: `data` may be unaligned when a
+ * shards. Shard names are relative paths under the index's directory and may
+ * name subfolders ("part1/model-00001.safetensors"), by the rule the Hub
+ * client downloads them by (ct_path_rel_problem: no absolute path, no empty,
+ * "." or ".." segment, no control character). Tensor data stays in the mapping: `data` may be unaligned when a
  * writer did not pad the header, so read it with memcpy (ct_st_tensor_to_f32).
  *
  * Writer: declare every tensor first (name, dtype, shape), then stream the
@@ -83,7 +86,10 @@ ct_status ct_st_writer_write(ct_st_writer *w, const void *data);
 /* Part of the current tensor's bytes; tensors may be fed in any number of
  * chunks, crossing tensor boundaries is an error. */
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n);
-/* Check everything was written, fsync, rename into place. */
+/* Check everything was written, fsync, rename into place (core/fs.h says
+ * what a failure leaves at path). After any failed write the writer is
+ * failed for good: later writes and finish return CT_ERR_MISUSE, so a
+ * partial file is never published; free removes it. */
 ct_status ct_st_writer_finish(ct_st_writer *w);
 /* Frees; an unfinished file's temp is removed. */
 void ct_st_writer_free(ct_st_writer *w);

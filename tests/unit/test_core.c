@@ -1,10 +1,12 @@
 /* test_core.c — status codes, messages, arena, filesystem helpers (atomic files included). */
 #include <dirent.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/arena.h"
 #include "core/dtype.h"
@@ -188,6 +190,88 @@ static void test_atomic_write_fails_cleanly(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* The one entry of dir (asserts there is exactly one), copied to name. */
+static void only_entry(const char *dir, char *name, size_t cap) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(name, cap, "%s", e->d_name);
+        n++;
+    }
+    closedir(d);
+    assert_int_equal(n, 1);
+}
+
+/* Names near NAME_MAX: the temp file beside them must still fit, so a
+ * 250-byte (and a 255-byte) name is written atomically; the temp name keeps
+ * the name's first bytes, cut on a UTF-8 boundary, and a hash. */
+static void test_atomic_long_names(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096], name[512], seen[512];
+    for (int len = 250; len <= 255; len += 5) {
+        memset(name, 'a', (size_t)len);
+        name[len] = '\0';
+        CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, name));
+        CT_ASSERT_OK(ct_fs_write_atomic(path, "long", 4));
+        char *buf;
+        size_t n;
+        CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
+        assert_int_equal(n, 4);
+        assert_string_equal(buf, "long");
+        free(buf);
+        only_entry(dir, seen, sizeof seen);
+        assert_string_equal(seen, name);
+        assert_int_equal(unlink(path), 0);
+    }
+    /* 127 two-byte characters (254 bytes): the temp name must not split one */
+    name[0] = '\0';
+    for (int i = 0; i < 127; i++) strcat(name, "\xc3\xa9");
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, name));
+    ct_atomic_file f;
+    CT_ASSERT_OK(ct_atomic_file_open(&f, path));
+    only_entry(dir, seen, sizeof seen);
+    assert_true(strlen(seen) <= 255);
+    char *tilde = strchr(seen, '~');
+    assert_non_null(tilde);
+    assert_int_equal((tilde - seen) % 2, 0);
+    assert_non_null(strstr(tilde, ".tmp."));
+    assert_memory_equal(seen, name, (size_t)(tilde - seen));
+    CT_ASSERT_OK(ct_atomic_file_write(&f, "x", 1));
+    CT_ASSERT_OK(ct_atomic_file_commit(&f));
+    ct_atomic_file_close(&f);
+    only_entry(dir, seen, sizeof seen);
+    assert_string_equal(seen, name);
+    ct_test_rmtree(dir);
+}
+
+/* A write that fails part-way leaves bytes in the temp file; the file is
+ * failed for good: a caller that ignores the error and writes on, or
+ * commits, is refused and path never appears. */
+static void test_atomic_write_failure_is_sticky(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "sticky.bin"));
+    ct_atomic_file f;
+    CT_ASSERT_OK(ct_atomic_file_open(&f, path));
+    ct_test_limit_file_size(4096);
+    static char big[3 << 12];
+    ct_status s = ct_atomic_file_write(&f, big, sizeof big);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_STATUS(ct_atomic_file_write(&f, "x", 1), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("sticky.bin: write after a failed write");
+    CT_ASSERT_STATUS(ct_atomic_file_commit(&f), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("the file was not replaced");
+    assert_false(ct_fs_is_file(path));
+    ct_atomic_file_close(&f);
+    assert_int_equal(count_entries(dir), 0);
+    ct_test_rmtree(dir);
+}
+
 static void test_dtype_conversions(void **state) {
     (void)state;
     /* every finite f16 and bf16 value survives a round trip through float */
@@ -221,6 +305,8 @@ int main(void) {
         cmocka_unit_test(test_fs),
         cmocka_unit_test(test_atomic_file),
         cmocka_unit_test(test_atomic_write_fails_cleanly),
+        cmocka_unit_test(test_atomic_long_names),
+        cmocka_unit_test(test_atomic_write_failure_is_sticky),
         cmocka_unit_test(test_dtype_conversions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

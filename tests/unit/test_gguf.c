@@ -341,6 +341,33 @@ static void assert_files_equal(const char *d1, const char *d2, const char *name)
     free(b);
 }
 
+/* As for safetensors: after a failed write the writer refuses the retry
+ * and finish, and no file appears. */
+static void test_writer_failure_is_sticky(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "w.gguf"));
+    static float data[3 << 10];
+    int64_t shape[1] = {3 << 10};
+    ct_gguf_writer *w;
+    CT_ASSERT_OK(ct_gguf_writer_create(path, &w));
+    CT_ASSERT_OK(ct_gguf_writer_set_str(w, "general.architecture", "cohere_asr"));
+    CT_ASSERT_OK(ct_gguf_writer_add_tensor(w, "a", CT_DTYPE_F32, 1, shape));
+    ct_test_limit_file_size(4096);
+    ct_status s = ct_gguf_writer_write(w, data);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_STATUS(ct_gguf_writer_write(w, data), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.gguf: an earlier write failed");
+    CT_ASSERT_STATUS(ct_gguf_writer_finish(w), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.gguf: an earlier write failed");
+    assert_false(ct_fs_is_file(path));
+    ct_gguf_writer_free(w);
+    assert_false(ct_fs_is_file(path));
+    ct_test_rmtree(dir);
+}
+
 static void test_round_trip(void **state) {
     (void)state;
     const char *d1 = ct_test_tmpdir(), *d2 = ct_test_tmpdir();
@@ -416,6 +443,40 @@ static void test_round_trip(void **state) {
     ct_gguf_writer_free(w);
     CT_ASSERT_STATUS(ct_checkpoint_open(p, &a), CT_ERR_NOT_FOUND);
     CT_ASSERT_ERROR_HAS("general.architecture");
+    ct_test_rmtree(d1);
+    ct_test_rmtree(d2);
+}
+
+/* Two GGUF tensor names that map to one NeMo name ("enc.blk.01.…" beside
+ * "enc.blk.1.…": the layer number is read as an integer) are refused with a
+ * message naming both and what they collide on. */
+static void test_name_collision(void **state) {
+    (void)state;
+    const char *d1 = ct_test_tmpdir(), *d2 = ct_test_tmpdir();
+    ct_random_model_opts o = ct_random_model_default_options();
+    o.enc_layers = 11, o.enc_d_model = 32, o.enc_heads = 2, o.enc_ff = 64, o.subsampling_channels = 8;
+    o.dec_layers = 1, o.dec_d_model = 32, o.dec_heads = 2, o.dec_ff = 64, o.dec_max_positions = 64;
+    o.vocab_size = 330, o.seed = 3, o.dtype = CT_DTYPE_F32;
+    CT_ASSERT_OK(ct_random_model_write(&o, d1));
+    char gp[4096];
+    snprintf(gp, sizeof gp, "%s/m.gguf", d2);
+    CT_ASSERT_OK(ct_convert_to_gguf(d1, gp, CT_CONVERT_KEEP_DTYPE));
+    /* rename layer 10 to "01" in place (same length, so offsets hold) */
+    char *buf;
+    size_t n, hits = 0;
+    CT_ASSERT_OK(ct_fs_read_all(gp, (size_t)1 << 30, &buf, &n));
+    for (size_t i = 0; i + 11 <= n; i++)
+        if (memcmp(buf + i, "enc.blk.10.", 11) == 0) memcpy(buf + i, "enc.blk.01.", 11), hits++;
+    assert_true(hits > 10);
+    CT_ASSERT_OK(ct_fs_write_atomic(gp, buf, n));
+    free(buf);
+    ct_checkpoint *ck = (ct_checkpoint *)0x1;
+    CT_ASSERT_STATUS(ct_checkpoint_open(gp, &ck), CT_ERR_FORMAT);
+    assert_null(ck);
+    CT_ASSERT_ERROR_HAS("m.gguf: tensors 'enc.blk.01.");
+    CT_ASSERT_ERROR_HAS("' and 'enc.blk.1.");
+    CT_ASSERT_ERROR_HAS("' both map to 'encoder.layers.1.");
+    assert_null(strstr(ct_last_error(), "model."));
     ct_test_rmtree(d1);
     ct_test_rmtree(d2);
 }
@@ -500,7 +561,8 @@ static void test_names(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malformed),     cmocka_unit_test(test_writer_types),
-        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_reference_gguf),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_writer_failure_is_sticky),
+        cmocka_unit_test(test_name_collision),    cmocka_unit_test(test_reference_gguf),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

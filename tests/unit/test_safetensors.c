@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "model/hub.h"
 #include "model/safetensors.h"
 #include "testutil.h"
 
@@ -195,6 +196,34 @@ static void test_writer_round_trip(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* A write that fails part-way (the file-size cap, as a full disk would)
+ * leaves the writer failed: the caller that ignores the error and writes
+ * the tensor again, or finishes, is refused, and no file appears. */
+static void test_writer_failure_is_sticky(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "w.safetensors"));
+    static float data[3 << 10];
+    int64_t shape[1] = {3 << 10};
+    ct_st_writer *w;
+    CT_ASSERT_OK(ct_st_writer_create(path, &w));
+    CT_ASSERT_OK(ct_st_writer_add(w, "a", CT_DTYPE_F32, 1, shape));
+    ct_test_limit_file_size(4096);
+    ct_status s = ct_st_writer_write(w, data);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_STATUS(ct_st_writer_write(w, data), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.safetensors: an earlier write failed");
+    CT_ASSERT_STATUS(ct_st_writer_write_chunk(w, data, 4), CT_ERR_MISUSE);
+    CT_ASSERT_STATUS(ct_st_writer_finish(w), CT_ERR_MISUSE);
+    CT_ASSERT_ERROR_HAS("w.safetensors: an earlier write failed");
+    assert_false(ct_fs_is_file(path));
+    ct_st_writer_free(w);
+    assert_false(ct_fs_is_file(path));
+    ct_test_rmtree(dir);
+}
+
 static void test_malformed_headers(void **state) {
     (void)state;
     const char *ok = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
@@ -320,7 +349,8 @@ static void test_malformed_files_and_shards(void **state) {
          CT_ERR_FORMAT, "holds tensor 'x.bias', which the index does not list"},
         {"{\"weight_map\":{\"x.weight\":\"s1.safetensors\",\"x.bias\":\"s3.safetensors\","
          "\"y.weight\":\"s2.safetensors\"}}", CT_ERR_FORMAT, "'x.bias' appears twice"},
-        {"{\"weight_map\":{\"x.weight\":\"../s1.safetensors\"}}", CT_ERR_FORMAT, "not a file in the same directory"},
+        {"{\"weight_map\":{\"x.weight\":\"../s1.safetensors\"}}", CT_ERR_FORMAT,
+         "names '../s1.safetensors', not a path inside the index's directory (empty, '.' or '..' path segment)"},
         {"{\"weight_map\":{\"x.weight\":7}}", CT_ERR_FORMAT, "is not a string"},
         {"{\"weight_map\":{}}", CT_ERR_FORMAT, "weight_map is empty"},
         {"{\"metadata\":{}}", CT_ERR_FORMAT, "missing or ill-typed weight_map"},
@@ -346,13 +376,89 @@ static void test_malformed_files_and_shards(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* {"weight_map":{"x.weight":"<name>"}} with name escaped for JSON. */
+static void json_escape_into(char *out, size_t cap, const char *name) {
+    size_t n = (size_t)snprintf(out, cap, "{\"weight_map\":{\"x.weight\":\"");
+    for (const char *c = name; *c && n + 8 < cap; c++) {
+        if (*c == '"' || *c == '\\') n += (size_t)snprintf(out + n, cap - n, "\\%c", *c);
+        else if ((unsigned char)*c < 0x20) n += (size_t)snprintf(out + n, cap - n, "\\u%04x", (unsigned char)*c);
+        else out[n++] = *c;
+    }
+    snprintf(out + n, cap - n, "\"}}");
+}
+
+/* Shards in subfolders of the index's directory load, as the Hub client
+ * downloads them; hostile names are refused, and the index reader accepts
+ * exactly the names the Hub client accepts. */
+static void test_shards_in_subfolders(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char p[4096], abs_shard[4096], index[8192];
+    const char *n1[] = {"x.weight", "x.bias"}, *n2[] = {"y.weight", "z"};
+    snprintf(p, sizeof p, "%s/a", dir);
+    CT_ASSERT_OK(ct_fs_mkdirs(p));
+    snprintf(abs_shard, sizeof abs_shard, "%s/a/s1.safetensors", dir);
+    write_st(abs_shard, 2, n1, 1.0f);
+    snprintf(p, sizeof p, "%s/b/c", dir);
+    CT_ASSERT_OK(ct_fs_mkdirs(p));
+    snprintf(p, sizeof p, "%s/b/c/s2.safetensors", dir);
+    write_st(p, 2, n2, 2.0f);
+
+    ct_safetensors *st;
+    ct_test_write_text(dir, "model.safetensors.index.json",
+                       "{\"weight_map\":{\"x.weight\":\"a/s1.safetensors\",\"x.bias\":\"a/s1.safetensors\","
+                       "\"y.weight\":\"b/c/s2.safetensors\",\"z\":\"b/c/s2.safetensors\"}}");
+    CT_ASSERT_OK(ct_st_open(dir, &st));
+    assert_int_equal(ct_st_count(st), 4);
+    float v[2];
+    CT_ASSERT_OK(ct_st_tensor_to_f32(ct_st_find(st, "y.weight"), v, 2));
+    assert_true(v[0] == 2.0f);
+    CT_ASSERT_OK(ct_st_tensor_to_f32(ct_st_find(st, "x.bias"), v, 2));
+    assert_true(v[1] == 1.0f);
+    ct_st_free(st);
+
+    /* a tensor stored in another shard than the map says: both named in full */
+    ct_test_write_text(dir, "model.safetensors.index.json",
+                       "{\"weight_map\":{\"x.weight\":\"a/s1.safetensors\",\"x.bias\":\"a/s1.safetensors\","
+                       "\"y.weight\":\"a/s1.safetensors\",\"z\":\"b/c/s2.safetensors\"}}");
+    CT_ASSERT_STATUS(ct_st_open(dir, &st), CT_ERR_FORMAT);
+    CT_ASSERT_ERROR_HAS("'y.weight' is mapped to 'a/s1.safetensors' but stored in 'b/c/s2.safetensors'");
+
+    /* hostile or malformed names, each naming an existing file one way or another */
+    const char *hostile[] = {
+        "../a/s1.safetensors", "a/../a/s1.safetensors", "a//s1.safetensors", "./a/s1.safetensors",
+        "a/./s1.safetensors",  "a/",                    "a\\s1.safetensors", "C:a/s1.safetensors",
+        "a/s1.safetensors\n",  abs_shard,               "",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        json_escape_into(index, sizeof index, hostile[i]);
+        ct_test_write_text(dir, "model.safetensors.index.json", index);
+        st = (ct_safetensors *)0x1;
+        ct_status s = ct_st_open(dir, &st);
+        if (s != CT_ERR_FORMAT) fail_msg("shard name '%s': got %s (%s)", hostile[i], ct_status_str(s), ct_last_error());
+        assert_null(st);
+        CT_ASSERT_ERROR_HAS("not a path inside the index's directory");
+        /* the Hub client refuses the same name */
+        CT_ASSERT_STATUS(ct_hub_validate_filename(hostile[i]), CT_ERR_INVALID_ARG);
+    }
+    CT_ASSERT_OK(ct_hub_validate_filename("a/s1.safetensors"));
+    CT_ASSERT_OK(ct_hub_validate_filename("b/c/s2.safetensors"));
+    /* a NUL inside the name: refused (jansson rejects \u0000 before we look) */
+    ct_test_write_text(dir, "model.safetensors.index.json",
+                       "{\"weight_map\":{\"x.weight\":\"a/s1.safetensors\\u0000x\"}}");
+    CT_ASSERT_STATUS(ct_st_open(dir, &st), CT_ERR_FORMAT);
+    ct_test_rmtree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_file),
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_writer_failure_is_sticky),
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_malformed_files_and_shards),
+        cmocka_unit_test(test_shards_in_subfolders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

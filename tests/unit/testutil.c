@@ -2,10 +2,12 @@
 #include "testutil.h"
 
 #include <ftw.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 const char *ct_test_path(const char *env_var, const char *rel) {
@@ -69,4 +71,25 @@ double ct_rel_l2(const float *a, const float *b, size_t n) {
     }
     if (num != num) return INFINITY;
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+void ct_test_limit_file_size(size_t bytes) {
+    static struct rlimit saved;
+    static void (*saved_handler)(int);
+    static int active;
+    if (bytes == 0) {
+        if (!active) return;
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+        signal(SIGXFSZ, saved_handler);
+        active = 0;
+        return;
+    }
+    if (!active) {
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+        saved_handler = signal(SIGXFSZ, SIG_IGN);
+        active = 1;
+    }
+    struct rlimit lim = saved;
+    lim.rlim_cur = (rlim_t)bytes;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 }

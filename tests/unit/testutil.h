@@ -31,6 +31,11 @@ void ct_test_write_file(const char *path, const void *data, size_t len);
 /* Write a NUL-terminated text as dir/name; asserts on failure. */
 void ct_test_write_text(const char *dir, const char *name, const char *text);
 
+/* Cap the size of files this process writes at bytes (RLIMIT_FSIZE, with
+ * SIGXFSZ ignored, so a write past it fails with EFBIG as on a full disk);
+ * 0 restores the limit and the signal as they were. */
+void ct_test_limit_file_size(size_t bytes);
+
 /* Assert a call returned the given status, printing ct_last_error() if not. */
 #define CT_ASSERT_STATUS(expr, want)                                                       \
     do {                                                                                   \

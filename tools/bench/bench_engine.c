@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32";
     int batch = 1, tokens = 100, runs = 1, threads = 0;
     double seconds = 30.0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "bench_engine: %s needs a value\n", a);
@@ -86,7 +86,6 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_engine: unknown option %s\n", a);
             return 2;
         }
-        i++;
     }
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--seconds S<=35] "

@@ -134,4 +134,6 @@ if has ab; then
 fi
 echo "== $(( $(date +%s) - t0 ))s summary"
 python3 tools/device/summarize.py "$LOG"/*.log | tee "$LOG/summary.txt"
-cp "$LOG/summary.txt" "$OUT/" && tar czf "$OUT/logs.tgz" -C "$LOG" .
+if [ "$(realpath "$LOG")" != "$(realpath "$OUT")" ]; then  # LOG=$OUT: the logs come back as they are
+  cp "$LOG/summary.txt" "$OUT/" && tar czf "$OUT/logs.tgz" -C "$LOG" .
+fi

@@ -8,6 +8,35 @@
 #include "cuda_test_util.h"
 
 #ifdef CT_HAVE_CUDA
+/* The engine's unfused path on qkv rows (B,T,3D) bf16: ac = q·kᵀ and
+ * bd = q·rpᵀ as batched GEMMs straight on the rows (bd rows padded to ldbd),
+ * shift + mask + softmax with the uk/vr terms (uk may be NULL), P·V per head
+ * into o's columns. ac, bd, P are scratch of (H,B,T,T) fp32, (H,B·T,ldbd)
+ * fp32 and (H,B,T,T) bf16. */
+static void unfused_attention(void *o, const void *qkv, const void *rp, const void *uk, const void *vr,
+                              const void *len, int B, int T, int H, int Dh, float scale, void *ac, void *bd, int ldbd,
+                              void *P) {
+    int D = H * Dh;
+    size_t R = (size_t)B * T;
+    long long sq = (long long)T * 3 * D;
+    for (int h = 0; h < H; h++) {
+        ct_cuda_bgemm_args g1 = {T, T, Dh, B, (const uint16_t *)qkv + h * Dh, 3 * D, sq,
+                                 (const uint16_t *)qkv + D + h * Dh, 3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T,
+                                 T, (long long)T * T, 1, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
+    }
+    ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, qkv, 3 * D, Dh, rp, D, Dh, 1, bd, ldbd, (long long)R * ldbd, 1,
+                             1.f};
+    CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
+    CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, len, B, T, H, scale));
+    for (int h = 0; h < H; h++) {
+        ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
+                                 (const uint16_t *)qkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o + h * Dh, D,
+                                 (long long)T * D, 0, 1.f};
+        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
+    }
+}
+
 /* The whole relative-position attention (minus projections) against a CPU
  * version written straight from MODEL.md: scores (q+u)·k_j + (q+v)·R[T−1−(i−j)]. */
 static void test_relattn(void **state) {
@@ -66,30 +95,15 @@ static void test_relattn(void **state) {
     free(got);
     /* the engine's path: GEMMs straight on the qkv rows, u/v as bias terms */
     {
-        long long sq = (long long)T * 3 * D;
         void *uk = dev_poison(H * R * 4), *vr = dev_poison(H * (2 * T - 1) * 4), *o2 = dev_poison(R * D * 2);
         CT_ASSERT_OK(ct_cuda_memset(g_cuda, ac, 0xff, H * R * T * 4));
         CT_ASSERT_OK(ct_cuda_memset(g_cuda, bd, 0xff, H * R * (2 * T - 1) * 4));
         CT_ASSERT_OK(ct_cuda_memset(g_cuda, P, 0xff, H * R * T * 2));
         CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, uk, vr, dqkv, drp, du, dv, B, T, H, Dh));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
-                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-        }
         int ldbd = (2 * T - 1 + 7) & ~7; /* padded rows, as the engine uses */
         ct_cuda_dfree(g_cuda, bd);
         bd = dev_poison(H * R * ldbd * 4);
-        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                 (long long)R * ldbd, 1, 1.f};
-        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, dlen, B, T, H, scale));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                     (long long)T * D, 0, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-        }
+        unfused_attention(o2, dqkv, drp, uk, vr, dlen, B, T, H, Dh, scale, ac, bd, ldbd, P);
         float *g = get_bf16(o2, R * D);
         /* padded query rows come out as P = 0 rows: zero */
         expect_close("rel-pos attention via u/v terms", g, ref, R * D, 1e-2);
@@ -103,22 +117,8 @@ static void test_relattn(void **state) {
             for (int e = 0; e < D; e++) vu[e] = v[e] - u[e];
             void *dqf = dev_bf16(qf, R * 3 * D), *dvu = dev_f32(vu, D);
             CT_ASSERT_OK(ct_cuda_relattn_uv(g_cuda, NULL, vr, dqf, drp, du, dvu, B, T, H, Dh));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqf + h * Dh, 3 * D, sq, (uint16_t *)dqf + D + h * Dh,
-                                         3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-            }
-            ct_cuda_bgemm_args g2f = {(int)R, 2 * T - 1, Dh, H, dqf, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                      (long long)R * ldbd, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2f));
-            CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, vr, dlen, B, T, H, scale));
             CT_ASSERT_OK(ct_cuda_memset(g_cuda, o2, 0xff, R * D * 2));
-            for (int h = 0; h < H; h++) {
-                ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                         (uint16_t *)dqf + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                         (long long)T * D, 0, 1.f};
-                CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-            }
+            unfused_attention(o2, dqf, drp, NULL, vr, dlen, B, T, H, Dh, scale, ac, bd, ldbd, P);
             float *gf = get_bf16(o2, R * D);
             expect_close("rel-pos attention, u folded", gf, ref, R * D, 1e-2);
             free(gf); free(qf); free(vu);
@@ -205,24 +205,9 @@ static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
     /* the unfused path on the same inputs: both must agree to bf16 rounding of P and o */
     {
         int ldbd = (2 * T - 1 + 7) & ~7;
-        long long sq = (long long)T * 3 * D;
         void *ac = dev_poison((size_t)H * R * T * 4), *bd = dev_poison((size_t)H * R * ldbd * 4);
         void *P = dev_poison((size_t)H * R * T * 2), *o2 = dev_poison(R * D * 2);
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g1 = {T, T, Dh, B, (uint16_t *)dqkv + h * Dh, 3 * D, sq, (uint16_t *)dqkv + D + h * Dh,
-                                     3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T, T, (long long)T * T, 1, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
-        }
-        ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, dqkv, 3 * D, Dh, drp, D, Dh, 1, bd, ldbd,
-                                 (long long)R * ldbd, 1, 1.f};
-        CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
-        CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, NULL, dvr, dlen, B, T, H, scale));
-        for (int h = 0; h < H; h++) {
-            ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
-                                     (uint16_t *)dqkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o2 + h * Dh, D,
-                                     (long long)T * D, 0, 1.f};
-            CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
-        }
+        unfused_attention(o2, dqkv, drp, NULL, dvr, dlen, B, T, H, Dh, scale, ac, bd, ldbd, P);
         float *g2h = get_bf16(o2, R * D);
         snprintf(what, sizeof what, "unfused B%d T%d H%d Dh%d", B, T, H, Dh);
         expect_close(what, g2h, ref, R * D, 1e-2);

@@ -8,6 +8,26 @@
 #include "cuda_test_util.h"
 
 #ifdef CT_HAVE_CUDA
+/* CPU reference tail: o (Dh) = softmax(s[0..n), max mx) · V with value rows
+ * of stride ldv starting at v (double accumulation); s is overwritten. */
+static void softmax_pv_ref(float *o, double *s, double mx, int n, const float *v, size_t ldv, int Dh) {
+    double sum = 0;
+    for (int j = 0; j < n; j++) sum += s[j] = exp(s[j] - mx);
+    for (int e = 0; e < Dh; e++) {
+        double a = 0;
+        for (int j = 0; j < n; j++) a += s[j] / sum * v[(size_t)j * ldv + e];
+        o[e] = (float)a;
+    }
+}
+
+/* Padded query rows (i ≥ len[b]) must be exactly zero, not merely small. */
+static void expect_padded_rows_zero(const char *what, const float *got, const int *len, int B, int T, int D) {
+    for (int b = 0; b < B; b++)
+        for (int i = len[b]; i < T; i++)
+            for (int e = 0; e < D; e++)
+                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("%s: padded row %d of batch %d not zero", what, i, b);
+}
+
 /* The engine's unfused path on qkv rows (B,T,3D) bf16: ac = q·kᵀ and
  * bd = q·rpᵀ as batched GEMMs straight on the rows (bd rows padded to ldbd),
  * shift + mask + softmax with the uk/vr terms (uk may be NULL), P·V per head
@@ -51,7 +71,7 @@ static void test_relattn(void **state) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < len[b]; i++) {
-                double s[64], mx = -1e30, sum = 0;
+                double s[64], mx = -1e30;
                 const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
                 for (int j = 0; j < len[b]; j++) {
                     const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
@@ -64,12 +84,8 @@ static void test_relattn(void **state) {
                     s[j] = (a + c) * scale;
                     if (s[j] > mx) mx = s[j];
                 }
-                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
-                for (int e = 0; e < Dh; e++) {
-                    double o = 0;
-                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
-                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
-                }
+                softmax_pv_ref(ref + ((size_t)b * T + i) * D + h * Dh, s, mx, len[b],
+                               qkv + (size_t)b * T * 3 * D + 2 * D + h * Dh, 3 * D, Dh);
             }
     void *dqkv = dev_bf16(qkv, R * 3 * D), *du = dev_f32(u, D), *dv = dev_f32(v, D), *drp = dev_bf16(rp, (2 * T - 1) * D);
     void *dlen = dev_i32(len, B);
@@ -88,10 +104,7 @@ static void test_relattn(void **state) {
     CT_ASSERT_OK(ct_cuda_heads_merge(g_cuda, o, oh, B, T, H, Dh));
     float *got = get_bf16(o, R * D);
     expect_close("rel-pos attention (masked)", got, ref, R * D, 1e-2);
-    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
+    expect_padded_rows_zero("rel-pos attention", got, len, B, T, D);
     free(got);
     /* the engine's path: GEMMs straight on the qkv rows, u/v as bias terms */
     {
@@ -133,10 +146,7 @@ static void test_relattn(void **state) {
         ct_cuda_dfree(g_cuda, uk); ct_cuda_dfree(g_cuda, vr); ct_cuda_dfree(g_cuda, o2);
     }
     got = get_bf16(o, R * D);
-    for (int b = 0; b < B; b++) /* padded query rows must be exactly zero */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("padded query row %d of batch %d not zero", i, b);
+    expect_padded_rows_zero("rel-pos attention", got, len, B, T, D);
     free(got);
     void *ptrs[] = {dqkv, du, dv, drp, dlen, qu, qv, k, vv, ac, bd, P, oh, o};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) ct_cuda_dfree(g_cuda, ptrs[i]);
@@ -173,7 +183,7 @@ static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < len[b]; i++) {
-                double mx = -1e300, sum = 0;
+                double mx = -1e300;
                 const float *q = qkv + ((size_t)b * T + i) * 3 * D + h * Dh;
                 for (int j = 0; j < len[b]; j++) {
                     const float *k = qkv + ((size_t)b * T + j) * 3 * D + D + h * Dh;
@@ -183,12 +193,8 @@ static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
                     s[j] = (a + vr[(size_t)h * NP + (T - 1 - i + j)]) * scale;
                     if (s[j] > mx) mx = s[j];
                 }
-                for (int j = 0; j < len[b]; j++) sum += s[j] = exp(s[j] - mx);
-                for (int e = 0; e < Dh; e++) {
-                    double o = 0;
-                    for (int j = 0; j < len[b]; j++) o += s[j] / sum * qkv[((size_t)b * T + j) * 3 * D + 2 * D + h * Dh + e];
-                    ref[((size_t)b * T + i) * D + h * Dh + e] = (float)o;
-                }
+                softmax_pv_ref(ref + ((size_t)b * T + i) * D + h * Dh, s, mx, len[b],
+                               qkv + (size_t)b * T * 3 * D + 2 * D + h * Dh, 3 * D, Dh);
             }
     void *dqkv = dev_bf16(qkv, R * 3 * D), *drp = dev_bf16(rp, NP * D), *dvr = dev_f32(vr, H * NP);
     void *dlen = dev_i32(len, B), *o = dev_poison(R * D * 2);
@@ -198,10 +204,7 @@ static void relattn_fused_case(int B, int T, int H, int Dh, const int *len) {
     float *got = get_bf16(o, R * D);
     snprintf(what, sizeof what, "fused B%d T%d H%d Dh%d", B, T, H, Dh);
     expect_close(what, got, ref, R * D, 1e-2);
-    for (int b = 0; b < B; b++) /* padded query rows exactly zero, not merely small */
-        for (int i = len[b]; i < T; i++)
-            for (int e = 0; e < D; e++)
-                if (got[((size_t)b * T + i) * D + e] != 0.f) fail_msg("%s: padded row %d of batch %d not zero", what, i, b);
+    expect_padded_rows_zero(what, got, len, B, T, D);
     /* the unfused path on the same inputs: both must agree to bf16 rounding of P and o */
     {
         int ldbd = (2 * T - 1 + 7) & ~7;

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef CT_HAVE_CUDA
 int main(void) {
@@ -22,16 +21,11 @@ int main(void) {
 #else
 #include "asr/scheduler.h"
 #include "compute/cuda/cuda_asr.h"
+#include "core/fs.h"
 #include "st_mini.h"
 
 static const int32_t PROMPT[10] = {13764, 7, 4, 16, 62, 62, 5, 9, 11, 13};
 enum { EOS = 3, PAD = 2 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static ct_status get_weight(void *ctx, const char *name, ct_cuda_weight *w) {
     const stm *s = ctx;
@@ -370,10 +364,10 @@ static double gemm_rate(ct_cuda *c) {
     ct_cuda_sync(c);
     double t[10];
     for (int r = 0; r < 10; r++) {
-        double t0 = now_s();
+        double t0 = ct_now();
         ct_cuda_gemm(c, &g);
         ct_cuda_sync(c);
-        t[r] = now_s() - t0;
+        t[r] = ct_now() - t0;
     }
     for (int i = 0; i < 10; i++)
         for (int j = i + 1; j < 10; j++)
@@ -418,9 +412,9 @@ static int bench(ct_cuda_asr *m, int B, double secs, int ntok, int reps, int gra
         rq.use_graph = graph;
         res.tokens = tok;
         res.n_generated = ng;
-        double t0 = now_s();
+        double t0 = ct_now();
         if (ct_cuda_asr_run(m, &rq, &res) != CT_OK) return die("bench run");
-        tt[r] = now_s() - t0;
+        tt[r] = ct_now() - t0;
         te[r] = res.encoder_s, tm[r] = res.mel_s, td[r] = res.decoder_s;
     }
     for (int b = 0; b < B; b++)
@@ -520,9 +514,9 @@ static int sched_run(ct_cuda_asr *m, ct_cuda *c, const char *name, int n, const 
     ct_status *st = malloc(n * sizeof(ct_status));
     ct_sched_stats ss;
     ct_cuda_set_fail_alloc_above(c, fail_above);
-    double t0 = now_s();
+    double t0 = ct_now();
     ct_status s = ct_sched_run(sec, n, &o, mix_exec, &x, &br, st, &ss);
-    double wall = now_s() - t0;
+    double wall = ct_now() - t0;
     ct_cuda_set_fail_alloc_above(c, 0);
     int ok = 0;
     for (int i = 0; i < n; i++) ok += st[i] == CT_OK;
@@ -571,7 +565,7 @@ int main(int argc, char **argv) {
     if (fix && fixture(c, fix, dec_heads)) return 1;
     if (!model) return 0;
     stm W;
-    double t0 = now_s();
+    double t0 = ct_now();
     if (stm_open(model, &W) != CT_OK) return die("model");
     ct_cuda_asr *m;
     if (ct_cuda_asr_create(c, get_weight, &W, &m) != CT_OK) {
@@ -580,7 +574,7 @@ int main(int argc, char **argv) {
     }
     const ct_cuda_asr_dims *d = ct_cuda_asr_get_dims(m);
     printf("{\"what\":\"loaded\",\"seconds\":%.1f,\"weight_gib\":%.2f,\"enc_layers\":%d,\"d_enc\":%d,\"dec_layers\":%d,"
-           "\"d_dec\":%d,\"vocab\":%d}\n", now_s() - t0, ct_cuda_asr_weight_bytes(m) / 1073741824.0, d->enc_layers,
+           "\"d_dec\":%d,\"vocab\":%d}\n", ct_now() - t0, ct_cuda_asr_weight_bytes(m) / 1073741824.0, d->enc_layers,
            d->d_enc, d->dec_layers, d->d_dec, d->vocab);
     fflush(stdout);
     if (par && parity(m, par)) return 1;

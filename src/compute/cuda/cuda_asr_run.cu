@@ -9,17 +9,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <thread>
 #include <vector>
 
 #include "compute/cuda/cuda_asr_impl.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+extern "C" {
+#include "core/fs.h" /* ct_now: stage timings */
 }
 
 /* Bump allocator over the batch workspace; a first pass with base NULL sizes it. */
@@ -382,7 +378,7 @@ static ct_status decoder(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq,
 extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *rq, ct_cuda_asr_result *res) {
     ct_cuda *c = m->c;
     const ct_cuda_asr_dims *d = &m->d;
-    double t0 = now_s();
+    double t0 = ct_now();
     int B = rq->batch;
     if (B < 1 || B > 1024) return ct_fail(CT_ERR_INVALID_ARG, "CUDA batch of %d rows (1..1024)", B);
     if (!rq->pcm && !rq->features) return ct_fail(CT_ERR_INVALID_ARG, "CUDA batch: no audio");
@@ -441,7 +437,7 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     if (s == CT_OK) s = ct_cuda_h2d(c, p.dL3, L0 + 3 * B, B * sizeof(int));
     if (s == CT_OK) s = ct_cuda_sync(c);
     free(L0);
-    double t1 = now_s();
+    double t1 = ct_now();
     if (s == CT_OK) {
         if (rq->pcm) s = frontend(m, &p, rq, ns);
         else s = ct_cuda_h2d(c, p.feats, rq->features, (size_t)B * p.Tm * d->n_mels * 4);
@@ -453,7 +449,7 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
                             p.feats + (size_t)b * p.Tm * d->n_mels,
                             (size_t)(p.Tm < res->T_feat_cap ? p.Tm : res->T_feat_cap) * d->n_mels * 4);
     }
-    double t2 = now_s();
+    double t2 = ct_now();
     static prof pf; /* large; one batch runs at a time per process here */
     const char *pe = getenv("CT_CUDA_PROFILE");
     pf.on = pe && *pe == '1';
@@ -465,16 +461,16 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
         }
     if (s == CT_OK) s = encoder(m, &p, &pf);
     if (s == CT_OK) s = ct_cuda_sync(c);
-    double t3 = now_s();
+    double t3 = ct_now();
     if (s == CT_OK && res->encoder_out) {
         int T = p.T3 < res->T_enc_cap ? p.T3 : res->T_enc_cap;
         for (int b = 0; b < B && s == CT_OK; b++)
             s = ct_cuda_d2h(c, res->encoder_out + (size_t)b * res->T_enc_cap * d->d_enc,
                             p.x + (size_t)b * p.T3 * d->d_enc, (size_t)T * d->d_enc * 4);
     }
-    double t4 = now_s();
+    double t4 = ct_now();
     if (s == CT_OK && !rq->encoder_only) s = decoder(m, &p, rq, res, &pf);
-    double t5 = now_s();
+    double t5 = ct_now();
     ct_cuda_sync(c);
     res->n_prof = 0;
     for (int i = 0; pf.on && s == CT_OK && i < pf.n; i++) {

@@ -93,24 +93,17 @@ ct_status ct_cuda_layernorm_f32(ct_cuda *c, float *y, const float *x, const floa
 /* x = silu(x) over n bf16 values. */
 ct_status ct_cuda_silu(ct_cuda *c, uint16_t *x, size_t n);
 
-/* Encoder attention pieces. qkv (B,T,3·H·Dh) bf16 → qu, qv, k, v each
- * (H,B,T,Dh) bf16 with qu = q + u[h], qv = q + v[h] (u, v fp32 (H,Dh)). */
-ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v,
-                               const uint16_t *qkv, const float *u, const float *vb, int B, int T, int H, int Dh);
-/* P (H,B,T,T) bf16 = softmax over j of scale·(ac[h,b,i,j] + bd[h,b,i,T−1−i+j])
- * with keys j ≥ len[b] masked; rows i ≥ len[b] are all zero. ac (H,B,T,T)
- * fp32, bd (H,B,T,2T−1) fp32, len (B) int32 on the device. */
-ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, const int *len, int B,
-                                  int T, int H, float scale);
+/* Encoder attention pieces (the unfused reference path and the fused kernel). */
 /* The u/v bias terms without materialising q+u, q+v: since (q+u)·k = q·k + u·k,
  * uk (H,B,T) fp32 = u[h]·k[b,t,h] with k read from qkv (B,T,3·H·Dh) bf16,
  * and vr (H,2T−1) fp32 = v[h]·p[r,h] with p (2T−1, H·Dh) bf16. */
 /* uk may be NULL (the engine folds u into the q bias and passes v − u). */
 ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
                              const float *u, const float *vb, int B, int T, int H, int Dh);
-/* As ct_cuda_relattn_softmax, with ac and bd computed from plain q (no u/v)
- * and the bias terms added here: score = scale·(ac + uk[h,b,j] + bd[..r] + vr[h,r]),
- * r = T−1−i+j; uk NULL counts as 0. */
+/* P (H,B,T,T) bf16 = softmax over j of scale·(ac[h,b,i,j] + uk[h,b,j] +
+ * bd[h,b,i,r] + vr[h,r]), r = T−1−i+j, with ac (H,B,T,T) and bd (H,B·T,ldbd)
+ * fp32 made by GEMMs on plain q (uk NULL counts as 0: u folded into q); keys
+ * j ≥ len[b] masked, rows i ≥ len[b] all zero. */
 ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, const float *bd, size_t ldbd,
                                      const float *uk, const float *vr, const int *len, int B, int T, int H,
                                      float scale); /* bd fp32 rows of ldbd ≥ 2T−1 */
@@ -128,8 +121,6 @@ ct_status ct_cuda_relattn_fused(ct_cuda *c, uint16_t *o, const uint16_t *qkv, co
  * the next block's first norm). y may equal x. */
 ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,
                              const float *w2, const float *b2, int rows, int n, float eps);
-/* o (B,T,H·Dh) bf16 from oh (H,B,T,Dh) bf16. */
-ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh);
 /* Relative position table (2T−1, d) bf16: row r is position p = T−1−r,
  * [sin(p f0), cos(p f0), sin(p f1), ...], f_i = 10000^(−2i/d), fp32 math. */
 ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d);

@@ -1,7 +1,7 @@
 /* cuda_attention.cu — attention kernels: the encoder's relative-position
  * pieces for the unfused reference path (u/v bias terms, shift + mask +
- * softmax over GEMM-made scores, head split/merge, the position table; the
- * fused kernel is cuda_relattn_fused.cu), the decoder's
+ * softmax over GEMM-made scores, the position table; the fused kernel is
+ * cuda_relattn_fused.cu), the decoder's
  * one-step self/cross attention with device KV caches, its embedding, and
  * greedy token selection. Softmax and reductions in fp32.
  */
@@ -14,81 +14,6 @@
 static inline unsigned nblocks(size_t n, int t) { return (unsigned)((n + t - 1) / t); }
 
 /* ---- encoder attention ---------------------------------------------------- */
-__global__ void k_relattn_prep(uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v, const uint16_t *qkv,
-                               const float *u, const float *vb, int B, int T, int H, int Dh) {
-    size_t n = (size_t)B * T * H * Dh;
-    int d = H * Dh;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int e = (int)(i % Dh);
-        size_t r = i / Dh;
-        int h = (int)(r % H);
-        size_t bt = r / H; /* b*T + t */
-        int t = (int)(bt % T), b = (int)(bt / T);
-        const uint16_t *src = qkv + bt * 3 * d + h * Dh + e;
-        size_t o = (((size_t)h * B + b) * T + t) * Dh + e;
-        float q = ct_bf(src[0]);
-        qu[o] = ct_to_bf(q + u[h * Dh + e]);
-        qv[o] = ct_to_bf(q + vb[h * Dh + e]);
-        k[o] = src[d];
-        v[o] = src[2 * d];
-    }
-}
-
-extern "C" ct_status ct_cuda_relattn_prep(ct_cuda *c, uint16_t *qu, uint16_t *qv, uint16_t *k, uint16_t *v,
-                                          const uint16_t *qkv, const float *u, const float *vb, int B, int T, int H,
-                                          int Dh) {
-    k_relattn_prep<<<4 * 132 * 8, 256, 0, c->stream>>>(qu, qv, k, v, qkv, u, vb, B, T, H, Dh);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
-/* One warp per score row (h, b, i); the row's scores sit in shared memory. */
-__global__ void k_relattn_softmax(uint16_t *P, const float *ac, const float *bd, const int *len, int B, int T, int H,
-                                  float scale) {
-    extern __shared__ float sm[];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + warp;
-    if (row >= (size_t)H * B * T) return;
-    float *s = sm + (size_t)warp * T;
-    int i = (int)(row % T);
-    int b = (int)((row / T) % B);
-    int L = len[b];
-    uint16_t *pr = P + row * T;
-    if (i >= L) {
-        for (int j = lane; j < T; j += 32) pr[j] = 0;
-        return;
-    }
-    const float *a = ac + row * T;
-    const float *d = bd + row * (size_t)(2 * T - 1) + (T - 1 - i);
-    float mx = -INFINITY;
-    for (int j = lane; j < L; j += 32) {
-        float x = (a[j] + d[j]) * scale;
-        s[j] = x;
-        mx = fmaxf(mx, x);
-    }
-    mx = ct_warp_max(mx);
-    float sum = 0.f;
-    for (int j = lane; j < L; j += 32) {
-        float e = __expf(s[j] - mx);
-        s[j] = e;
-        sum += e;
-    }
-    sum = ct_warp_sum(sum);
-    float inv = 1.f / sum;
-    for (int j = lane; j < T; j += 32) pr[j] = j < L ? ct_to_bf(s[j] * inv) : (uint16_t)0;
-}
-
-extern "C" ct_status ct_cuda_relattn_softmax(ct_cuda *c, uint16_t *P, const float *ac, const float *bd,
-                                             const int *len, int B, int T, int H, float scale) {
-    const int warps = 8;
-    size_t rows = (size_t)H * B * T;
-    size_t shmem = (size_t)warps * T * sizeof(float);
-    if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
-    k_relattn_softmax<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, len, B, T, H, scale);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
 /* One warp per dot product of length Dh. */
 __global__ void k_relattn_uv(float *uk, float *vr, const uint16_t *qkv, const uint16_t *p, const float *u,
                              const float *vb, int B, int T, int H, int Dh) {
@@ -168,24 +93,6 @@ extern "C" ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const f
     if (shmem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "relattn_softmax: T=%d too long", T);
     k_relattn_softmax_uv<<<nblocks(rows, warps), warps * 32, shmem, c->stream>>>(P, ac, bd, ldbd, uk, vr, len, B, T,
                                                                                  H, scale);
-    LAUNCH_CHECK();
-    return CT_OK;
-}
-
-__global__ void k_heads_merge(uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
-    size_t n = (size_t)B * T * H * Dh;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int e = (int)(i % Dh);
-        size_t r = i / Dh;
-        int h = (int)(r % H);
-        size_t bt = r / H;
-        int t = (int)(bt % T), b = (int)(bt / T);
-        o[i] = oh[(((size_t)h * B + b) * T + t) * Dh + e];
-    }
-}
-
-extern "C" ct_status ct_cuda_heads_merge(ct_cuda *c, uint16_t *o, const uint16_t *oh, int B, int T, int H, int Dh) {
-    k_heads_merge<<<4 * 132 * 8, 256, 0, c->stream>>>(o, oh, B, T, H, Dh);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -76,7 +76,7 @@ static ct_status load_json(const char *path, json_t **out) {
     size_t n;
     CT_TRY(ct_fs_read_all(path, CT_JSON_MAX, &buf, &n));
     json_error_t je;
-    json_t *j = json_loadb(buf, n, 0, &je);
+    json_t *j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &je); /* as config.c reads it */
     free(buf);
     if (!j) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
     *out = j;
@@ -108,7 +108,9 @@ ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *
     *names = NULL;
     *n = 0;
     json_error_t je;
-    json_t *idx = json_loadb(json, len, 0, &je);
+    /* duplicate names refused as the index reader (safetensors.c) refuses
+     * them, so a bad index fails before any shard is downloaded */
+    json_t *idx = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!idx) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
     json_t *wm = json_object_get(idx, "weight_map");
     if (!json_is_object(wm) || json_object_size(wm) == 0) {

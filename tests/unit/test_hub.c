@@ -296,6 +296,12 @@ static void test_parsers(void **state) {
     assert_string_equal(names[1], "s2");
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+    /* a tensor named twice is refused here, as the index reader refuses it,
+     * before any shard is downloaded */
+    const char *dup = "{\"weight_map\":{\"a\":\"s1\",\"a\":\"s2\"}}";
+    CT_ASSERT_STATUS(ct_model_index_shards_parse(dup, strlen(dup), "i.json", &names, &n), CT_ERR_FORMAT);
+    CT_ASSERT_ERROR_HAS("i.json: not valid JSON");
+    assert_null(names);
 }
 
 static void write_model(const char *dir, const char *config) {

@@ -1,10 +1,8 @@
 /* test_core.c — status codes, messages, arena, filesystem helpers (atomic files included). */
 #include <dirent.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,17 +100,6 @@ static void test_fs(void **state) {
     assert_false(ct_fs_is_dir(dir));
 }
 
-/* Number of entries in dir other than "." and "..". */
-static int count_entries(const char *dir) {
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n;
-}
-
 /* A file written in pieces appears only at commit, whole, with 0666 & ~umask;
  * closed without commit it leaves nothing behind, not even the temp file. */
 static void test_atomic_file(void **state) {
@@ -126,10 +113,10 @@ static void test_atomic_file(void **state) {
     CT_ASSERT_OK(ct_atomic_file_write(&f, "", 0));
     CT_ASSERT_OK(ct_atomic_file_write(&f, "defg", 4));
     assert_false(ct_fs_is_file(path));
-    assert_int_equal(count_entries(dir), 1); /* the temp file */
+    assert_int_equal(ct_test_count_entries(dir), 1); /* the temp file */
     mode_t um = umask(027);
     ct_atomic_file_close(&f);
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(ct_test_count_entries(dir), 0);
     assert_false(ct_fs_is_file(path));
 
     CT_ASSERT_OK(ct_atomic_file_open(&f, path));
@@ -141,7 +128,7 @@ static void test_atomic_file(void **state) {
     ct_atomic_file_close(&f);
     ct_atomic_file_close(&f); /* twice is harmless */
     umask(um);
-    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(ct_test_count_entries(dir), 1);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
@@ -168,25 +155,14 @@ static void test_atomic_write_fails_cleanly(void **state) {
     char path[4096];
     CT_ASSERT_OK(ct_path_join(path, sizeof path, dir, "keep.txt"));
     CT_ASSERT_OK(ct_fs_write_atomic(path, "old", 3));
-    struct rlimit saved, lim;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
-    lim = saved;
-    lim.rlim_cur = 4096;
-    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG instead of the signal */
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ct_test_limit_file_size(4096);
     static char big[3 << 12];
     ct_status s = ct_fs_write_atomic(path, big, sizeof big);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-    signal(SIGXFSZ, old_handler);
+    ct_test_limit_file_size(0);
     assert_int_equal(s, CT_ERR_IO);
     CT_ASSERT_ERROR_HAS("keep.txt: write failed");
-    char *buf;
-    size_t n;
-    CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
-    assert_int_equal(n, 3);
-    assert_string_equal(buf, "old");
-    free(buf);
-    assert_int_equal(count_entries(dir), 1); /* no temp file left */
+    ct_test_expect_file_text(path, "old");
+    assert_int_equal(ct_test_count_entries(dir), 1); /* no temp file left */
     ct_test_rmtree(dir);
 }
 
@@ -268,7 +244,7 @@ static void test_atomic_write_failure_is_sticky(void **state) {
     CT_ASSERT_ERROR_HAS("the file was not replaced");
     assert_false(ct_fs_is_file(path));
     ct_atomic_file_close(&f);
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(ct_test_count_entries(dir), 0);
     ct_test_rmtree(dir);
 }
 

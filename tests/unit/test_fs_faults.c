@@ -2,7 +2,6 @@
  * -Wl,--wrap=fsync (CMakeLists.txt), so every fsync the library makes goes
  * through __wrap_fsync below, which fails the next file or directory fsync
  * on request and otherwise calls the real one. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,24 +28,6 @@ int __wrap_fsync(int fd) {
     return __real_fsync(fd);
 }
 
-static int count_entries(const char *dir) {
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n;
-}
-
-static void assert_contents(const char *path, const char *want) {
-    char *buf;
-    size_t n;
-    CT_ASSERT_OK(ct_fs_read_all(path, 100, &buf, &n));
-    assert_string_equal(buf, want);
-    free(buf);
-}
-
 /* The directory fsync fails after the rename: the caller is told the file
  * was replaced (committed = 1, "replaced, but"), and it was, in full. */
 static void test_dir_fsync_fails_after_rename(void **state) {
@@ -67,15 +48,15 @@ static void test_dir_fsync_fails_after_rename(void **state) {
     assert_int_equal(f.committed, 1);
     CT_ASSERT_STATUS(ct_atomic_file_commit(&f), CT_ERR_MISUSE);
     ct_atomic_file_close(&f);
-    assert_contents(path, "new");
-    assert_int_equal(count_entries(dir), 1);
+    ct_test_expect_file_text(path, "new");
+    assert_int_equal(ct_test_count_entries(dir), 1);
 
     /* the one-shot form says the same in its message */
     g_fail_dir_fsync = 1;
     CT_ASSERT_STATUS(ct_fs_write_atomic(path, "newer", 5), CT_ERR_IO);
     CT_ASSERT_ERROR_HAS("out.txt: replaced, but");
-    assert_contents(path, "newer");
-    assert_int_equal(count_entries(dir), 1);
+    ct_test_expect_file_text(path, "newer");
+    assert_int_equal(ct_test_count_entries(dir), 1);
     ct_test_rmtree(dir);
 }
 
@@ -96,10 +77,10 @@ static void test_file_fsync_failure_is_final(void **state) {
     assert_int_equal(f.committed, 0);
     CT_ASSERT_STATUS(ct_atomic_file_commit(&f), CT_ERR_MISUSE);
     CT_ASSERT_STATUS(ct_atomic_file_write(&f, "x", 1), CT_ERR_MISUSE);
-    assert_contents(path, "old");
+    ct_test_expect_file_text(path, "old");
     ct_atomic_file_close(&f);
-    assert_contents(path, "old");
-    assert_int_equal(count_entries(dir), 1); /* no temp file left */
+    ct_test_expect_file_text(path, "old");
+    assert_int_equal(ct_test_count_entries(dir), 1); /* no temp file left */
     ct_test_rmtree(dir);
 }
 

@@ -1,6 +1,9 @@
 /* testutil.c — see testutil.h. */
 #include "testutil.h"
 
+#include "core/fs.h"
+
+#include <dirent.h>
 #include <ftw.h>
 #include <signal.h>
 #include <math.h>
@@ -92,4 +95,23 @@ void ct_test_limit_file_size(size_t bytes) {
     struct rlimit lim = saved;
     lim.rlim_cur = (rlim_t)bytes;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+}
+
+int ct_test_count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n;
+}
+
+void ct_test_expect_file_text(const char *path, const char *want) {
+    char *buf;
+    size_t n;
+    CT_ASSERT_OK(ct_fs_read_all(path, strlen(want) + 4096, &buf, &n)); /* room to see a longer file */
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(buf, want, n);
+    free(buf);
 }

@@ -31,6 +31,11 @@ void ct_test_write_file(const char *path, const void *data, size_t len);
 /* Write a NUL-terminated text as dir/name; asserts on failure. */
 void ct_test_write_text(const char *dir, const char *name, const char *text);
 
+/* Entries of dir other than "." and ".." (asserts dir opens). */
+int ct_test_count_entries(const char *dir);
+/* Assert the file at path holds exactly the text want. */
+void ct_test_expect_file_text(const char *path, const char *want);
+
 /* Cap the size of files this process writes at bytes (RLIMIT_FSIZE, with
  * SIGXFSZ ignored, so a write past it fails with EFBIG as on a full disk);
  * 0 restores the limit and the signal as they were. */

@@ -31,29 +31,23 @@ static inline void fill(float *x, size_t n, float scale) {
 }
 
 /* device helpers: upload float as bf16 or f32, download bf16 or f32 */
-static inline void *dev_bf16(const float *x, size_t n) {
-    uint16_t *h = malloc(n * 2 + 2), *d;
-    for (size_t i = 0; i < n; i++) h[i] = ct_f32_to_bf16(x[i]);
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, (void **)&d, n * 2 + 2));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, h, n * 2));
+/* bytes host → a new device buffer (4 bytes of slack past the end). */
+static inline void *dev_copy(const void *x, size_t bytes) {
+    void *d;
+    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, bytes + 4));
+    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, bytes));
     CT_ASSERT_OK(ct_cuda_sync(g_cuda));
+    return d;
+}
+static inline void *dev_bf16(const float *x, size_t n) {
+    uint16_t *h = malloc(n * 2 + 2);
+    for (size_t i = 0; i < n; i++) h[i] = ct_f32_to_bf16(x[i]);
+    void *d = dev_copy(h, n * 2);
     free(h);
     return d;
 }
-static inline void *dev_f32(const float *x, size_t n) {
-    void *d;
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    return d;
-}
-static inline void *dev_i32(const int *x, size_t n) {
-    void *d;
-    CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, n * 4 + 4));
-    CT_ASSERT_OK(ct_cuda_h2d(g_cuda, d, x, n * 4));
-    CT_ASSERT_OK(ct_cuda_sync(g_cuda));
-    return d;
-}
+static inline void *dev_f32(const float *x, size_t n) { return dev_copy(x, n * 4); }
+static inline void *dev_i32(const int *x, size_t n) { return dev_copy(x, n * 4); }
 static inline void *dev_poison(size_t bytes) { /* 0xff bytes: NaN in bf16 and f32 */
     void *d;
     CT_ASSERT_OK(ct_cuda_malloc(g_cuda, &d, bytes + 4));

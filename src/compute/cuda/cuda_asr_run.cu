@@ -34,6 +34,7 @@ static int next_len(int L) { return L > 0 ? (L - 1) / 2 + 1 : 0; }
 typedef struct {
     int B, Tm, T1, T2, T3, F1, F2, F3, S;
     int fused; /* encoder attention in one kernel; 0: the unfused reference path (score buffers allocated) */
+    int dec_skip; /* finished rows skip their decoder attention (CT_CUDA_DEC_SKIP=0: off, for A/B) */
     int *dL0, *dL1, *dL2, *dL3; /* device lengths */
     float *pcm, *frames, *spec, *power, *feats;
     uint16_t *y1, *y2a, *y2b, *y3a, *y3b;
@@ -257,9 +258,7 @@ static ct_status dec_step(ct_cuda_asr *m, plan *p, const ct_cuda_asr_request *rq
     const ct_cuda_asr_dims *d = &m->d;
     int B = p->B, DD = d->d_dec, H = d->dec_heads, Dh = DD / H, L = d->dec_layers;
     size_t ldkv = (size_t)L * 2 * DD;
-    /* finished rows skip their attention (CT_CUDA_DEC_SKIP=0 turns that off, for A/B) */
-    const char *sk = getenv("CT_CUDA_DEC_SKIP");
-    const int *skip = (sk && strcmp(sk, "0") == 0) ? NULL : p->finished;
+    const int *skip = p->dec_skip ? p->finished : NULL;
     PROF(pf, st, "dec_embed", ct_cuda_dec_embed(c, p->dx, m->tok_emb, m->pos_emb, p->tok, p->pos, m->emb_ln.w, m->emb_ln.b, B, DD));
     for (int l = 0; l < L; l++) {
         dec_layer *e = &m->dec[l];
@@ -391,6 +390,8 @@ extern "C" ct_status ct_cuda_asr_run(ct_cuda_asr *m, const ct_cuda_asr_request *
     const char *attn = getenv("CT_CUDA_ATTN"); /* "unfused": the reference attention path, for A/B checks */
     p.fused = !(attn && strcmp(attn, "unfused") == 0) && ct_cuda_relattn_fused_supports(d->d_enc / d->enc_heads);
     p.has_forced = rq->forced != NULL;
+    const char *sk = getenv("CT_CUDA_DEC_SKIP");
+    p.dec_skip = !(sk && strcmp(sk, "0") == 0);
     int *L0 = (int *)malloc(4 * B * sizeof(int));
     if (!L0) return ct_fail(CT_ERR_OOM, "batch");
     size_t ns = 0;

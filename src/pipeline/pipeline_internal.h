@@ -12,6 +12,7 @@
 #include "cohere_transcribe.h"
 #include "model/resolve.h"
 #include "output/record.h"
+#include "pipeline/asr_run.h"
 
 struct ct_silero;
 
@@ -52,6 +53,50 @@ struct ct_run {
     char **errors;
     size_t n_errors;
 };
+
+/* One run in progress: what every stage of transcriber.c / run.c /
+ * publication.c reads and adds to. */
+typedef struct ct_pipe {
+    ct_transcriber *t;
+    ct_run *run;
+    double t0;
+    ct_device device;     /* resolved */
+    ct_precision dtype;   /* resolved */
+    int batch_size;       /* resolved */
+    const char *model_id, *model_revision; /* identity for contract keys and provenance */
+    struct ct_pipe_plan *plan; /* publication.c: one entry per run file */
+    /* progress totals */
+    int files_done;
+    long long segments_done, segments_total;
+    double audio_done;
+    /* stage timings */
+    double seconds_validation, seconds_prep_wait, seconds_asr_load, seconds_publication;
+    double seconds_decode, seconds_vad;
+    ct_asr_run_stats asr_stats;
+} ct_pipe;
+
+/* transcriber.c */
+void ct_pipe_progress(ct_pipe *p, ct_progress_stage stage, const char *text, const char *path, long long cur,
+                      long long total);
+ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n);
+void ct_pipe_model_identity(const ct_transcriber_options *o, const char **id, const char **rev);
+const char *ct_pipe_dtype_name(ct_precision p);
+uint64_t ct_pipe_memory_cap(const ct_transcriber_options *o);
+ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev, ct_precision *prec);
+
+/* publication.c: discovery + planning (stage 1), and per file what to do */
+typedef enum { CT_PIPE_PROCESS = 0, CT_PIPE_SKIP = 1, CT_PIPE_RESUME = 2 } ct_pipe_action;
+ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n);
+ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action);
+void ct_pipe_plan_free(ct_pipe *p);
+/* profile.c */
+ct_status ct_pipe_write_profile(ct_pipe *p);
+
+/* publication.c: planning, skip/resume decisions, words/cues, render, commit */
+ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi);
+ct_status ct_pipe_publish(ct_pipe *p, size_t fi);
+void ct_pipe_fail_file(ct_pipe *p, size_t fi, ct_status s, const char *msg);
+const char *ct_pipe_vad_fallback_reason(const ct_transcriber_options *o);
 
 /* results.c */
 ct_status ct_run_add_error(ct_run *run, const char *msg);

@@ -358,7 +358,8 @@ static ct_status group_run(ct_pipe *p, group *g) {
         if (it->status != CT_OK) {
             ct_pipe_fail_file(p, fi, it->status, it->error);
         } else {
-            ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, 0, (long long)it->vad.n_segments);
+            if (it->vad.n_segments) /* a file without speech reports 0/0 once */
+                ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, 0, (long long)it->vad.n_segments);
             p->segments_done += (long long)it->vad.n_segments;
             ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, (long long)it->vad.n_segments,
                              (long long)it->vad.n_segments);

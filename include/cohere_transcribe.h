@@ -268,7 +268,11 @@ CT_API const char *ct_run_error(const ct_run *run, size_t i);
 CT_API size_t ct_run_file_count(const ct_run *run);
 CT_API const ct_file_result *ct_run_file(const ct_run *run, size_t i);
 
-typedef enum ct_file_status { CT_FILE_COMPLETED = 0, CT_FILE_FAILED = 1, CT_FILE_SKIPPED = 2 } ct_file_status;
+/* BUSY: another process holds the file's output-set lock; the set is left
+ * to it (ct_file_error says so) and the run goes on with the others. */
+typedef enum ct_file_status {
+    CT_FILE_COMPLETED = 0, CT_FILE_FAILED = 1, CT_FILE_SKIPPED = 2, CT_FILE_BUSY = 3
+} ct_file_status;
 typedef enum ct_timing_source {
     CT_TIMING_CTC = 0, CT_TIMING_UNIFORM_SEGMENT = 1, CT_TIMING_UNIFORM_SPEECH_SPANS = 2,
     CT_TIMING_UNIFORM_FALLBACK = 3

@@ -72,6 +72,7 @@ typedef struct ct_pipe {
     /* stage timings */
     double seconds_validation, seconds_prep_wait, seconds_asr_load, seconds_publication;
     double seconds_decode, seconds_vad;
+    long long vad_files, vad_frames; /* Silero: files segmented, probability frames */
     ct_asr_run_stats asr_stats;
 } ct_pipe;
 
@@ -85,16 +86,32 @@ uint64_t ct_pipe_memory_cap(const ct_transcriber_options *o);
 ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev, ct_precision *prec);
 
 /* publication.c: discovery + planning (stage 1), and per file what to do */
-typedef enum { CT_PIPE_PROCESS = 0, CT_PIPE_SKIP = 1, CT_PIPE_RESUME = 2 } ct_pipe_action;
+typedef enum {
+    CT_PIPE_PROCESS = 0, /* decode, transcribe, publish */
+    CT_PIPE_RESUME = 1,  /* a valid ASR checkpoint: render and publish only */
+    CT_PIPE_DONE = 2     /* nothing to do: skipped (verified), failed, or left to another process */
+} ct_pipe_action;
 ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n);
+/* Preflight at planning, without the lock. */
 ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action);
+/* When the file's turn comes: take the set's lock and decide again under it
+ * (held until the file is published or failed). */
+ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action);
 void ct_pipe_plan_free(ct_pipe *p);
+/* The implementation object of transcripts and profiles (new reference),
+ * and the planned profile path. */
+struct json_t;
+struct json_t *ct_pipe_implementation(const ct_pipe *p);
+const char *ct_pipe_profile_path(const ct_pipe *p);
 /* profile.c */
 ct_status ct_pipe_write_profile(ct_pipe *p);
 
 /* publication.c: planning, skip/resume decisions, words/cues, render, commit */
 ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi);
 ct_status ct_pipe_publish(ct_pipe *p, size_t fi);
+/* finish_record + publish, and the file's status from the outcome;
+ * CT_ERR_ABORTED (a cancel) is returned, other failures are the file's. */
+ct_status ct_pipe_finish_file(ct_pipe *p, size_t fi);
 void ct_pipe_fail_file(ct_pipe *p, size_t fi, ct_status s, const char *msg);
 const char *ct_pipe_vad_fallback_reason(const ct_transcriber_options *o);
 

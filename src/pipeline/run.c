@@ -52,22 +52,22 @@ static ct_status run_locked(ct_pipe *p, const char *const *paths, size_t n) {
     for (size_t i = 0; i < run->n_files && s == CT_OK; i++) s = ct_pipe_decide(p, i, &act[i]);
     p->seconds_validation = ct_now() - v0;
     int any = 0;
-    for (size_t i = 0; i < run->n_files; i++) any |= act[i] != CT_PIPE_SKIP;
+    for (size_t i = 0; i < run->n_files; i++) any |= act[i] != CT_PIPE_DONE;
     if (s == CT_OK && any) ct_pipe_progress(p, CT_PROGRESS_STAGE, "transcribing", NULL, 0, 0);
     /* resumed sets first: no audio, no model */
     for (size_t i = 0; i < run->n_files && s == CT_OK; i++) {
-        if (atomic_load(&t->cancel)) s = ct_fail(CT_ERR_ABORTED, "cancelled");
-        else if (act[i] == CT_PIPE_RESUME) {
-            ct_status r = ct_pipe_finish_record(p, i);
-            if (r == CT_OK) r = ct_pipe_publish(p, i);
-            if (r == CT_ERR_ABORTED) s = r;
-            else if (r != CT_OK) ct_pipe_fail_file(p, i, r, ct_last_error());
-            else run->files[i].status = CT_FILE_COMPLETED, p->audio_done += run->files[i].rec.duration;
-            p->files_done++;
-            ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, run->files[i].path, p->files_done, (long long)run->n_files);
+        if (atomic_load(&t->cancel)) {
+            s = ct_fail(CT_ERR_ABORTED, "cancelled");
         } else if (act[i] == CT_PIPE_PROCESS) {
             todo[ntodo++] = i;
         } else {
+            if (act[i] == CT_PIPE_RESUME && (s = ct_pipe_claim(p, i, &act[i])) == CT_OK) {
+                if (act[i] == CT_PIPE_RESUME) s = ct_pipe_finish_file(p, i);
+                else if (act[i] == CT_PIPE_PROCESS) {
+                    todo[ntodo++] = i; /* the checkpoint went away meanwhile */
+                    continue;
+                }
+            }
             p->files_done++;
             ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, run->files[i].path, p->files_done, (long long)run->n_files);
         }

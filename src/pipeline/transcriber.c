@@ -289,8 +289,8 @@ static ct_status build_record(ct_pipe *p, ct_file_result *f, const ct_prep_item 
     return CT_OK;
 }
 
-/* Finish one file of a group: record, words, cues, render, publish. */
-static void finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg *segs) {
+/* Finish one file of a group: record, then words, cues, render, publish. */
+static ct_status finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg *segs) {
     ct_file_result *f = &p->run->files[fi];
     ct_status s = CT_OK;
     for (size_t i = 0; i < it->vad.n_segments && s == CT_OK; i++)
@@ -298,15 +298,15 @@ static void finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg *seg
             s = segs[i].status;
             ct_fail(s, "segment %zu: %s", i, segs[i].error ? segs[i].error : ct_status_str(s));
         }
-    if (s == CT_OK) s = build_record(p, f, it, segs);
-    if (s == CT_OK) s = ct_pipe_finish_record(p, fi);
-    if (s == CT_OK) s = ct_pipe_publish(p, fi);
+    if (s == CT_OK) {
+        ct_file_record_clear(&f->rec);
+        s = build_record(p, f, it, segs);
+    }
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
-    } else {
-        f->status = CT_FILE_COMPLETED;
-        p->audio_done += f->rec.duration;
+        return CT_OK;
     }
+    return ct_pipe_finish_file(p, fi);
 }
 
 /* A group: prepared files whose segments go through ASR together. */
@@ -329,6 +329,7 @@ static ct_status group_run(ct_pipe *p, group *g) {
     size_t total = 0;
     for (size_t i = 0; i < g->n; i++)
         if (g->items[i]->status == CT_OK) total += g->items[i]->vad.n_segments;
+    if (total) CT_TRY(session_open(p)); /* lazily: a run whose files are all taken by others loads nothing */
     ct_asr_seg *segs = calloc(total ? total : 1, sizeof *segs);
     if (!segs) return ct_fail(CT_ERR_OOM, "asr: %zu segments", total);
     size_t k = 0;
@@ -367,8 +368,12 @@ static ct_status group_run(ct_pipe *p, group *g) {
                 s = ct_fail(CT_ERR_ABORTED, "cancelled");
                 goto done;
             }
-            finish_file(p, fi, it, segs + k);
+            ct_status r = finish_file(p, fi, it, segs + k);
             k += it->vad.n_segments;
+            if (r == CT_ERR_ABORTED) {
+                s = r;
+                goto done;
+            }
         }
         p->files_done++;
         ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
@@ -382,7 +387,7 @@ done:
     return s;
 }
 
-static ct_status group_add(group *g, ct_prep_item *it, size_t fi) {
+static ct_status group_add(ct_pipe *p, group *g, ct_prep_item *it, size_t fi) {
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 16;
         ct_prep_item **a = realloc(g->items, cap * sizeof *a);
@@ -396,6 +401,7 @@ static ct_status group_add(group *g, ct_prep_item *it, size_t fi) {
     g->items[g->n] = it;
     g->file[g->n++] = fi;
     if (it->status == CT_OK) {
+        if (it->vad.n_probs) p->vad_files++, p->vad_frames += (long long)it->vad.n_probs;
         g->segments += it->vad.n_segments;
         g->bytes += (uint64_t)it->audio->n * sizeof(float);
     }
@@ -426,7 +432,6 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     snprintf(msg, sizeof msg, "    preparing (workers=%d, next-group=%s, PCM group cap=%llu bytes)", ps.workers,
              pipelined ? "on" : "off", (unsigned long long)group_cap);
     ct_pipe_progress(p, CT_PROGRESS_MESSAGE, msg, NULL, 0, 0);
-    s = session_open(p);
     group g = {0};
     size_t want = (size_t)p->batch_size * 4;
     for (size_t i = 0; s == CT_OK; i++) {
@@ -439,8 +444,23 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
         s = ct_prep_next(prep, &it);
         p->seconds_prep_wait += ct_now() - w0;
         if (s != CT_OK || !it) break;
+        size_t fi = todo[it->index];
+        ct_pipe_action a = CT_PIPE_PROCESS;
+        s = ct_pipe_claim(p, fi, &a); /* the set's lock, held until it is published or failed */
+        if (s == CT_OK && a != CT_PIPE_PROCESS) {
+            ct_prep_item_free(it);
+            if (a == CT_PIPE_RESUME) s = ct_pipe_finish_file(p, fi);
+            p->files_done++;
+            ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
+                             (long long)p->run->n_files);
+            continue;
+        }
+        if (s != CT_OK) {
+            ct_prep_item_free(it);
+            break;
+        }
         if (it->status == CT_OK) p->segments_total += (long long)it->vad.n_segments;
-        s = group_add(&g, it, todo[it->index]);
+        s = group_add(p, &g, it, fi);
         if (s != CT_OK) {
             ct_prep_item_free(it);
             break;

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ void ct_artifacts_free(ct_artifacts *a) {
     memset(a, 0, sizeof *a);
 }
 
-ct_status ct_artifacts_add(ct_artifacts *a, const char *key, const char hex[65]) {
+ct_status ct_artifacts_add(ct_artifacts *a, const char *key, const char *hex) {
     ct_artifact *v = realloc(a->v, (a->n + 1) * sizeof *v);
     if (!v) return ct_fail(CT_ERR_OOM, "artifacts: out of memory");
     a->v = v;
@@ -32,7 +33,7 @@ ct_status ct_artifacts_add(ct_artifacts *a, const char *key, const char hex[65])
     while (at > 0 && strcmp(a->v[at - 1].key, k) > 0) at--;
     memmove(&a->v[at + 1], &a->v[at], (a->n - at) * sizeof *v);
     a->v[at].key = k;
-    memcpy(a->v[at].sha256, hex, 65);
+    snprintf(a->v[at].sha256, sizeof a->v[at].sha256, "%s", hex);
     a->n++;
     return CT_OK;
 }

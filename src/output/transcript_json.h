@@ -34,7 +34,7 @@ typedef struct ct_artifacts {
 
 void ct_artifacts_free(ct_artifacts *a);
 /* Add one artifact (key copied); the list is kept sorted by key. */
-CT_NODISCARD ct_status ct_artifacts_add(ct_artifacts *a, const char *key, const char hex[65]);
+CT_NODISCARD ct_status ct_artifacts_add(ct_artifacts *a, const char *key, const char *hex);
 /* Hash the files named above into a fresh list. vad_weights: the Silero
  * file in use, or NULL (then no vad entry). */
 CT_NODISCARD ct_status ct_artifacts_compute(const char *vad_weights, ct_artifacts *out);

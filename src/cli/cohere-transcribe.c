@@ -64,24 +64,29 @@ static int signal_exit(ct_console *con) {
 }
 
 int main(int argc, char **argv) {
-    ct_transcribe_cli cli;
-    int rc = ct_transcribe_cli_parse(argc, argv, &cli);
-    if (rc >= 0) return rc; /* help, version or a parse error: already printed */
+    ct_cli_result cli;
+    ct_cli_parse(argc, argv, &cli);
+    if (cli.action != CT_ARGS_RUN) { /* help, version or a parse error */
+        int code = ct_cli_report(&cli, stdout, stderr);
+        ct_cli_result_free(&cli);
+        return code;
+    }
     ct_console con;
     ct_console_init(&con, cli.options.alignment == CT_ALIGN_WORD && !cli.options.text_only);
     ct_console_stage(&con, 1, "Validating inputs and outputs");
     ct_transcriber *t = NULL;
     if (ct_transcriber_create(&cli.options, &t) != CT_OK) {
         fprintf(stderr, "%s\n", ct_last_error());
-        ct_transcribe_cli_free(&cli);
+        ct_cli_result_free(&cli);
         return 1;
     }
     ct_transcriber_set_progress(t, ct_console_progress, &con);
     g_transcriber = t;
     install_signals();
     ct_run *run = NULL;
-    ct_status s = ct_transcriber_run(t, (const char *const *)cli.paths, cli.n_paths, &run);
+    ct_status s = ct_transcriber_run(t, cli.paths, (size_t)cli.n_paths, &run);
     g_transcriber = NULL;
+    int rc;
     if (g_signal) {
         rc = signal_exit(&con);
     } else if (s != CT_OK) {
@@ -93,7 +98,7 @@ int main(int argc, char **argv) {
     }
     ct_run_free(run);
     ct_transcriber_free(t);
-    ct_transcribe_cli_free(&cli);
+    ct_cli_result_free(&cli);
     if (fflush(stdout) != 0 && errno != EPIPE && rc == 0) rc = 1;
     return rc;
 }

@@ -11,46 +11,14 @@
 #include "asr/guards.h"
 #include "asr/scheduler.h"
 #include "core/fs.h"
+#include "output/pytext.h"
 
-/* Python's str.isspace() set (PRODUCT-DETAILS conventions), on one code point. */
-static int py_space(unsigned cp) {
-    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-           cp == 0x3000;
-}
-
-/* Decode one UTF-8 code point at s (valid UTF-8 assumed; a stray byte counts
- * as itself), returning its length. */
-static int utf8_at(const unsigned char *s, unsigned *cp) {
-    if (s[0] < 0x80) return *cp = s[0], 1;
-    if ((s[0] & 0xE0) == 0xC0 && (s[1] & 0xC0) == 0x80) return *cp = ((s[0] & 0x1Fu) << 6) | (s[1] & 0x3F), 2;
-    if ((s[0] & 0xF0) == 0xE0 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80)
-        return *cp = ((s[0] & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3F), 3;
-    if ((s[0] & 0xF8) == 0xF0 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80)
-        return *cp = ((s[0] & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3F), 4;
-    return *cp = s[0], 1;
-}
-
-char *ct_py_strip(char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t start = 0, end = 0, i = 0;
-    int seen = 0;
-    while (p[i]) {
-        unsigned cp;
-        int k = utf8_at(p + i, &cp);
-        if (!py_space(cp)) {
-            if (!seen) start = i, seen = 1;
-            end = i + (size_t)k;
-        }
-        i += (size_t)k;
-    }
-    if (!seen) {
-        s[0] = 0;
-        return s;
-    }
-    memmove(s, s + start, end - start);
-    s[end - start] = 0;
-    return s;
+/* In place: the original strips every segment text with Python's strip(). */
+static void strip_in_place(char *s) {
+    size_t off, len;
+    ct_py_strip_range(s, strlen(s), &off, &len);
+    memmove(s, s + off, len);
+    s[len] = 0;
 }
 
 void ct_asr_seg_clear(ct_asr_seg *s) {
@@ -114,7 +82,7 @@ static ct_status take_row(pass_ctx *x, size_t k, const ct_asr_clip *c, int eff) 
             if (nx > x->limit) x->next[k] = nx;
         }
     }
-    ct_py_strip(sg->text);
+    strip_in_place(sg->text);
     return CT_OK;
 }
 

@@ -82,8 +82,4 @@ ct_status ct_asr_run(ct_asr *asr, ct_breaker *br, ct_asr_seg *segs, size_t n, co
 
 void ct_asr_seg_clear(ct_asr_seg *s);
 
-/* Python's str.strip() over its whitespace set (PRODUCT-DETAILS conventions),
- * in place; returns s. */
-char *ct_py_strip(char *s);
-
 #endif

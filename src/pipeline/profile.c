@@ -14,6 +14,7 @@
 
 #include "core/fs.h"
 #include "output/json.h"
+#include "output/render.h"
 #include "output/state.h"
 #include "output/transcript_json.h"
 #include "pipeline/pipeline_internal.h"

@@ -263,7 +263,7 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     const ct_planned_file *pl = &pp->plan.files[fi];
     ct_pipe_file *pf = &pp->files[fi];
     if (!pf->lock) {
-        ct_status s = ct_output_lock_acquire(pl->parent, pl->identity, &pf->lock);
+        ct_status s = ct_output_lock_acquire(pl->parent, pl->stem, &pf->lock);
         if (s == CT_ERR_BUSY) { /* left to its owner; the run goes on with the rest */
             ct_file_result *f = &p->run->files[fi];
             f->status = CT_FILE_BUSY;
@@ -278,7 +278,19 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
             return CT_OK;
         }
     }
-    ct_status s = decide(p, fi, action);
+    /* what a killed commit of this set left behind, resolved to the old or
+     * the new complete set before anything reads it (docs/DURABILITY.md) */
+    ct_bound_dir d = {.fd = -1};
+    ct_recovery rec;
+    ct_status s = ct_bound_dir_open(pl->parent, &d);
+    if (s == CT_OK) s = ct_publish_recover(&d, pl->stem, &rec);
+    ct_bound_dir_close(&d);
+    if (s != CT_OK) {
+        ct_pipe_fail_file(p, fi, s, ct_last_error());
+        *action = CT_PIPE_DONE;
+        return CT_OK;
+    }
+    s = decide(p, fi, action);
     if (*action == CT_PIPE_DONE && pf->lock) {
         ct_output_lock_release(pf->lock);
         pf->lock = NULL;
@@ -323,25 +335,28 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     ct_pipe_file *pf = &pp->files[fi];
     double t0 = ct_now();
     CT_TRY(ct_record_ensure_generation_id(r));
-    ct_status s = CT_OK;
+    ct_bound_dir dir = {.fd = -1};
+    ct_status s = ct_bound_dir_open(pl->parent, &dir);
     json_t *payload = NULL;
     ct_jbuf bytes[CT_FORMAT_COUNT + 1];
     memset(bytes, 0, sizeof bytes);
     ct_publish_member mem[CT_FORMAT_COUNT + 1];
     ct_output_member om[CT_FORMAT_COUNT];
-    if (!r->resumed) {
+    if (s == CT_OK && !r->resumed) {
         ct_jbuf ck = {0};
         s = ct_checkpoint_payload(r, pp->asr_key, &pf->src, ct_unix_now(), &payload);
         if (s == CT_OK) s = ct_state_envelope(payload, &ck);
         json_decref(payload);
         payload = NULL;
-        if (s == CT_OK)
-            s = ct_publish_state(pl->parent, pl->parent_dev, pl->parent_ino, pl->checkpoint_name, ck.data, ck.len,
-                                 &pf->src, &p->t->cancel);
+        ct_publish_member m = {pl->checkpoint_name, ck.data, ck.len};
+        ct_publish_request rq = {.dir = &dir, .members = &m, .n = 1, .source_path = f->path, .snapshot = &pf->src,
+                                 .cancel = &p->t->cancel, .lock = pf->lock};
+        if (s == CT_OK) s = ct_publish_state(&rq, NULL);
         ct_jbuf_free(&ck);
         if (s != CT_OK) goto done;
     }
     int n = pl->n_outputs;
+    if (s != CT_OK) goto done;
     for (int k = 0; k < n && s == CT_OK; k++) {
         s = ct_render_format(r, pl->formats[k], o, &pp->ctx, &bytes[k]);
         om[k] = (ct_output_member){.format = pl->formats[k], .name = pl->output_names[k], .data = bytes[k].data,
@@ -352,7 +367,9 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     if (s != CT_OK) goto done;
     for (int k = 0; k < n; k++) mem[k] = (ct_publish_member){pl->output_names[k], bytes[k].data, bytes[k].len};
     mem[n] = (ct_publish_member){pl->manifest_name, bytes[n].data, bytes[n].len};
-    s = ct_publish_set(pl->parent, pl->parent_dev, pl->parent_ino, mem, (size_t)n + 1, &pf->src, &p->t->cancel);
+    ct_publish_request rq = {.dir = &dir, .members = mem, .n = (size_t)n + 1, .source_path = f->path,
+                             .snapshot = &pf->src, .cancel = &p->t->cancel, .lock = pf->lock};
+    s = ct_publish_set(&rq, NULL);
     if (s != CT_OK) goto done;
     f->outputs = calloc((size_t)n, sizeof *f->outputs);
     if (!f->outputs) {
@@ -362,6 +379,7 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     for (int k = 0; k < n; k++)
         if ((f->outputs[k] = strdup(pl->output_paths[k]))) f->n_outputs++;
 done:
+    ct_bound_dir_close(&dir);
     json_decref(payload);
     for (int k = 0; k <= CT_FORMAT_COUNT; k++) ct_jbuf_free(&bytes[k]);
     if (pf->lock) {

@@ -7,16 +7,6 @@
 #include "core/error.h"
 #include "pipeline/pipeline_internal.h"
 
-const char *ct_timing_source_name(ct_timing_source s) {
-    switch (s) {
-    case CT_TIMING_CTC: return "ctc";
-    case CT_TIMING_UNIFORM_SEGMENT: return "uniform_segment";
-    case CT_TIMING_UNIFORM_SPEECH_SPANS: return "uniform_speech_spans";
-    case CT_TIMING_UNIFORM_FALLBACK: return "uniform_fallback";
-    }
-    return "unknown";
-}
-
 ct_status ct_run_add_error(ct_run *run, const char *msg) {
     char **p = realloc(run->errors, (run->n_errors + 1) * sizeof *p);
     if (!p) return ct_fail(CT_ERR_OOM, "run errors");

@@ -136,6 +136,7 @@ static ct_status exec_batch(void *vctx, const int *idx, int m) {
         }
         ct_asr_result_free(&res);
         if (s == CT_OK) s = record_call(x->st, &call);
+        if (s == CT_OK && x->o->on_batch) x->o->on_batch(x->o->user, m);
     }
     free(clips), free(ns), free(langs);
     return s;

@@ -53,6 +53,8 @@ typedef struct ct_asr_run_options {
     int punctuation;
     int dither;            /* the release's feature extractor dithers (1e-5) */
     const atomic_int *cancel; /* nonzero: stop before the next call (CT_ERR_ABORTED) */
+    void (*on_batch)(void *user, int rows); /* after each successful engine call (may be NULL) */
+    void *user;
 } ct_asr_run_options;
 
 /* One engine call, for the profile's batch_history. */

@@ -66,8 +66,8 @@ typedef struct ct_pipe {
     const char *model_id, *model_revision; /* identity for contract keys and provenance */
     struct ct_pipe_plan *plan; /* publication.c: one entry per run file */
     /* progress totals */
-    int files_done;
-    long long segments_done, segments_total;
+    int files_done, files_prepared;
+    long long segments_done, segments_total, segments_live;
     double audio_done;
     /* stage timings */
     double seconds_validation, seconds_prep_wait, seconds_asr_load, seconds_publication;

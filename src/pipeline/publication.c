@@ -108,7 +108,11 @@ static ct_status silero_path_for_artifacts(const ct_transcriber_options *o, char
         *out = o->vad_weights;
         return CT_OK;
     }
-    CT_TRY(ct_silero_default_path(buf, cap));
+    ct_status s = ct_silero_default_path(buf, cap);
+    if (s != CT_OK)
+        return ct_fail_wrap(s, "Silero VAD weights not found (give %s, or another %s)",
+                            o->cli_option_names ? "--vad-weights PATH" : "vad_weights",
+                            o->cli_option_names ? "--vad mode" : "vad mode");
     *out = buf;
     return CT_OK;
 }

@@ -100,6 +100,7 @@ void ct_pipe_progress(ct_pipe *p, ct_progress_stage stage, const char *text, con
     if (!p->t->progress) return;
     ct_progress ev = {.stage = stage, .text = text, .path = path, .current = cur, .total = total,
                       .files_done = p->files_done, .files_total = (int)p->run->n_files,
+                      .files_prepared = p->files_prepared,
                       .segments_done = p->segments_done, .segments_total = p->segments_total,
                       .audio_seconds_done = p->audio_done, .elapsed_seconds = ct_now() - p->t0};
     p->t->progress(&ev, p->t->progress_user);
@@ -329,6 +330,16 @@ static void group_clear(group *g) {
     g->bytes = 0;
 }
 
+/* Live totals for displays: rows decoded so far in the current group. */
+static void on_batch(void *user, int rows) {
+    ct_pipe *p = user;
+    p->segments_live += rows;
+    long long keep = p->segments_done;
+    p->segments_done = p->segments_live;
+    ct_pipe_progress(p, CT_PROGRESS_BATCH, NULL, NULL, p->segments_live, p->segments_total);
+    p->segments_done = keep;
+}
+
 static ct_status group_run(ct_pipe *p, group *g) {
     if (!g->n) return CT_OK;
     size_t total = 0;
@@ -352,7 +363,8 @@ static ct_status group_run(ct_pipe *p, group *g) {
         .max_new_tokens = p->t->o.max_new_tokens, .max_retry_tokens = p->t->o.max_retry_tokens,
         .retry = p->t->o.truncation_policy == CT_TRUNCATION_RETRY,
         .stop_repetition_loops = p->t->o.stop_repetition_loops, .punctuation = p->t->o.punctuation,
-        .dither = 1, .cancel = &p->t->cancel};
+        .dither = 1, .cancel = &p->t->cancel, .on_batch = on_batch, .user = p};
+    p->segments_live = p->segments_done;
     ct_status s = total ? ct_asr_run(p->t->asr, &p->t->breaker, segs, total, &ro, &p->asr_stats) : CT_OK;
     if (s == CT_ERR_ABORTED) goto done;
     /* per file: publish what decoded; a stopping failure (breaker) fails the
@@ -465,6 +477,7 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
             break;
         }
         if (it->status == CT_OK) p->segments_total += (long long)it->vad.n_segments;
+        p->files_prepared++;
         s = group_add(p, &g, it, fi);
         if (s != CT_OK) {
             ct_prep_item_free(it);

@@ -60,7 +60,7 @@ static const char *counter_name(ct_progress_stage s) {
 
 static void draw(ct_console *c, const ct_progress *p) {
     double t = now();
-    int final = p->stage == CT_PROGRESS_FILES && p->current == p->total;
+    int final = p->stage == CT_PROGRESS_FILES && p->current == p->total && p->total == p->files_total;
     if (c->tty) {
         if (t - c->last_draw < 0.1 && !final) return;
     } else if (t - c->last_draw < c->plain_every && !final) {
@@ -69,11 +69,17 @@ static void draw(ct_console *c, const ct_progress *p) {
     c->last_draw = t;
     double el = p->elapsed_seconds;
     double rtfx = el > 0 ? p->audio_seconds_done / el : 0.0;
+    /* done fraction: segments decoded of those prepared, scaled by the
+     * files prepared of all (the rest are not segmented yet) */
     char eta[32] = "--";
-    if (p->files_done > 0 && p->files_total > p->files_done)
-        ct_console_duration(el * (double)(p->files_total - p->files_done) / p->files_done, eta, sizeof eta);
-    else if (p->files_total && p->files_done == p->files_total)
-        snprintf(eta, sizeof eta, "0s");
+    double frac = 0;
+    if (p->files_total && p->files_done == p->files_total) frac = 1;
+    else if (p->segments_total > 0 && p->files_total > 0)
+        frac = (double)p->segments_done / (double)p->segments_total * p->files_prepared / p->files_total;
+    else if (p->files_total > 0)
+        frac = (double)p->files_done / p->files_total;
+    if (frac >= 1) snprintf(eta, sizeof eta, "0s");
+    else if (frac > 0.01) ct_console_duration(el * (1 - frac) / frac, eta, sizeof eta);
     char line[256];
     snprintf(line, sizeof line, "files %d/%d  segments %lld/%lld  audio %.1fs  RTFx %.1f  ETA %s", p->files_done,
              p->files_total, p->segments_done, p->segments_total, p->audio_seconds_done, rtfx, eta);
@@ -95,6 +101,9 @@ void ct_console_progress(const ct_progress *p, void *user) {
     switch (p->stage) {
     case CT_PROGRESS_STAGE:
         return; /* the original's headers are fixed text, printed from the events below */
+    case CT_PROGRESS_BATCH:
+        draw(c, p);
+        return;
     case CT_PROGRESS_MESSAGE:
         stage2(c);
         ct_console_clear(c);

@@ -17,15 +17,9 @@
 #include "output/render.h"
 #include "output/state.h"
 #include "output/transcript_json.h"
+#include "pipeline/options.h"
 #include "pipeline/pipeline_internal.h"
 
-static const char *choice(int v, const char *const *names, int n) { return v >= 0 && v < n ? names[v] : NULL; }
-
-static const char *const DEVICES[] = {"auto", "cpu", "cuda", "mps"};
-static const char *const DTYPES[] = {"auto", "bf16", "fp16", "fp32"};
-static const char *const AUDIO[] = {"auto", "ffmpeg", "sndfile", "torchcodec", "librosa"};
-static const char *const EXISTING[] = {"error", "overwrite", "skip"};
-static const char *const TRUNC[] = {"retry", "warn"};
 
 static json_t *int_or_null(int v) { return v > 0 ? json_integer(v) : json_null(); }
 static json_t *real_or_null(double v) { return v > 0 ? ct_jreal(v) : json_null(); }
@@ -42,9 +36,9 @@ static json_t *configuration(const ct_pipe *p, int resolved, int *ok) {
     ct_jset(c, "language", json_string(o->language), ok);
     ct_jset(c, "text_only", json_boolean(o->text_only), ok);
     ct_jset(c, "recursive", json_boolean(o->recursive), ok);
-    ct_jset(c, "device", json_string(resolved ? DEVICES[p->device] : choice(o->device, DEVICES, 4)), ok);
-    ct_jset(c, "dtype", json_string(resolved ? ct_pipe_dtype_name(p->dtype) : choice(o->dtype, DTYPES, 4)), ok);
-    ct_jset(c, "audio_backend", json_string(choice(o->audio_backend, AUDIO, 5)), ok);
+    ct_jset(c, "device", json_string(ct_opt_device_name(resolved ? p->device : o->device)), ok);
+    ct_jset(c, "dtype", json_string(ct_opt_precision_name(resolved ? p->dtype : o->dtype)), ok);
+    ct_jset(c, "audio_backend", json_string(ct_opt_audio_backend_name(o->audio_backend)), ok);
     ct_jset(c, "audio_memory_gb", ct_jreal(o->audio_memory_gb), ok);
     ct_jset(c, "preprocess_workers", int_or_null(o->preprocess_workers), ok);
     ct_jset(c, "pipeline_preparation", json_boolean(o->pipeline_preparation), ok);
@@ -70,7 +64,7 @@ static json_t *configuration(const ct_pipe *p, int resolved, int *ok) {
     ct_jset(c, "pin_memory", json_boolean(resolved ? 0 : o->pin_memory), ok);
     ct_jset(c, "max_new_tokens", json_integer(o->max_new_tokens), ok);
     ct_jset(c, "max_retry_tokens", json_integer(o->max_retry_tokens), ok);
-    ct_jset(c, "truncation_policy", json_string(choice(o->truncation_policy, TRUNC, 2)), ok);
+    ct_jset(c, "truncation_policy", json_string(ct_opt_truncation_name(o->truncation_policy)), ok);
     ct_jset(c, "stop_repetition_loops", json_boolean(o->stop_repetition_loops), ok);
     ct_jset(c, "alignment", json_string(ct_alignment_name(resolved ? ct_timing_mode(o) : o->alignment)), ok);
     ct_jset(c, "align_batch_size", json_integer(o->align_batch_size), ok);
@@ -82,15 +76,12 @@ static json_t *configuration(const ct_pipe *p, int resolved, int *ok) {
     for (size_t i = 0; i < p->run->n_files; i++) ct_japp(audio, json_string(p->run->files[i].path), ok);
     ct_jset(c, "audio", audio, ok);
     json_t *fmts = json_array();
-    int n = 0;
-    ct_format def[3] = {CT_FORMAT_TXT, CT_FORMAT_SRT, CT_FORMAT_VTT};
-    const ct_format *f = o->formats;
-    if (o->n_formats) n = o->n_formats;
-    else f = def, n = ct_timing_mode(o) == CT_ALIGN_NONE ? 1 : 3;
+    ct_format f[CT_FORMAT_COUNT];
+    int n = ct_options_formats(o, f);
     for (int i = 0; i < n; i++) ct_japp(fmts, json_string(ct_format_name(f[i])), ok);
     ct_jset(c, "formats", fmts, ok);
     ct_jset(c, "output_dir", ct_jstr_or_null(o->output_dir), ok);
-    ct_jset(c, "existing", json_string(EXISTING[o->existing]), ok);
+    ct_jset(c, "existing", json_string(ct_opt_existing_name(o->existing)), ok);
     ct_jset(c, "profile_json", ct_jstr_or_null(o->profile_json), ok);
     ct_jset(c, "model_format", resolved ? json_string("dense") : json_null(), ok);
     ct_jset(c, "model_quantization", json_null(), ok);

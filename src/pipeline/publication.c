@@ -22,6 +22,7 @@
 #include "output/transcript_json.h"
 #include "pipeline/discover.h"
 #include "pipeline/pipeline_internal.h"
+#include "pipeline/options.h"
 #include "pipeline/plan.h"
 
 /* What the pipeline keeps per run file beside its result. */
@@ -86,21 +87,6 @@ const char *ct_pipe_vad_fallback_reason(const ct_transcriber_options *o) {
     return NULL;
 }
 
-/* The formats in effect: the request without duplicates, else the default
- * (txt srt vtt; txt alone without timing). */
-static int effective_formats(const ct_transcriber_options *o, ct_format *out) {
-    int n = 0;
-    for (int i = 0; i < o->n_formats; i++) {
-        int dup = 0;
-        for (int k = 0; k < n; k++) dup |= out[k] == o->formats[i];
-        if (!dup) out[n++] = o->formats[i];
-    }
-    if (n) return n;
-    out[n++] = CT_FORMAT_TXT;
-    if (ct_timing_mode(o) != CT_ALIGN_NONE) out[n++] = CT_FORMAT_SRT, out[n++] = CT_FORMAT_VTT;
-    return n;
-}
-
 static ct_status silero_path_for_artifacts(const ct_transcriber_options *o, char *buf, size_t cap, const char **out) {
     *out = NULL;
     if (o->vad != CT_VAD_MODE_SILERO) return CT_OK;
@@ -124,7 +110,7 @@ ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n) {
     p->plan = pp;
     ct_input_list in = {0};
     CT_TRY(ct_discover_inputs(paths, n, o->recursive, &in));
-    pp->n_formats = effective_formats(o, pp->formats);
+    pp->n_formats = ct_options_formats(o, pp->formats);
     ct_plan_options po = {.output_dir = o->output_dir, .formats = pp->formats, .n_formats = pp->n_formats,
                           .existing = o->existing, .profile_json = o->profile_json};
     ct_status s = o->publish ? ct_plan_outputs(&in, &po, &pp->plan) : CT_OK;

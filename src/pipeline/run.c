@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "pipeline/options.h"
 #include "pipeline/pipeline_internal.h"
 
 static void fill_stats(ct_pipe *p) {
@@ -34,7 +35,7 @@ static void fill_stats(ct_pipe *p) {
 static ct_status run_locked(ct_pipe *p, const char *const *paths, size_t n) {
     ct_transcriber *t = p->t;
     CT_TRY(ct_pipe_resolve_device(&t->o, &p->device, &p->dtype));
-    p->batch_size = t->o.batch_size > 0 ? t->o.batch_size : p->device == CT_DEVICE_CUDA ? 24 : 4;
+    p->batch_size = ct_options_batch_size(&t->o, p->device);
     ct_pipe_model_identity(&t->o, &p->model_id, &p->model_revision);
     double v0 = ct_now();
     ct_pipe_progress(p, CT_PROGRESS_STAGE, "validating", NULL, 0, 0);

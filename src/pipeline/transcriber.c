@@ -12,6 +12,7 @@
 
 #include "core/fs.h"
 #include "pipeline/asr_run.h"
+#include "pipeline/options.h"
 #include "pipeline/pipeline_internal.h"
 #include "prep/prep.h"
 #include "vad/silero.h"
@@ -116,9 +117,9 @@ ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev
     if (d == CT_DEVICE_MPS) return ct_fail(CT_ERR_UNSUPPORTED, "device mps is not supported: use cpu or cuda");
     if (d == CT_DEVICE_AUTO) d = ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA : CT_DEVICE_CPU;
     ct_error_clear();
-    ct_precision p = o->dtype;
-    if (p == CT_PRECISION_AUTO) p = d == CT_DEVICE_CUDA ? CT_PRECISION_BF16 : CT_PRECISION_FP32;
-    *dev = d, *prec = p;
+    /* the GPU engine computes in bf16, which every device it supports has (sm_90) */
+    CT_TRY(ct_options_check_device(o, d, 1));
+    *dev = d, *prec = ct_options_dtype(o, d, 1);
     return CT_OK;
 }
 

@@ -13,9 +13,8 @@ long long ct_render_ms(double seconds);
 /* "HH:MM:SS<m>mmm" when hours or hours > 0, else "MM:SS<m>mmm". */
 void ct_render_timestamp(double seconds, int hours, char marker, char out[48]);
 
-/* The transcript lines: every segment's stripped text, empty ones dropped
- * (the "transcript" JSON array and the txt lines). Appends one string per
- * line to arr when arr is non-NULL, and the txt bytes to txt when non-NULL. */
+/* txt: every segment's stripped text, empty ones dropped, joined by "\n",
+ * plus "\n"; srt and vtt: the record's cues. Each appends to out. */
 CT_NODISCARD ct_status ct_render_txt(const ct_file_record *r, ct_jbuf *out);
 CT_NODISCARD ct_status ct_render_srt(const ct_file_record *r, ct_jbuf *out);
 CT_NODISCARD ct_status ct_render_vtt(const ct_file_record *r, ct_jbuf *out);

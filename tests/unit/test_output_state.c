@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/digest.h"
 #include "output/render.h"
 #include "output/state.h"
 #include "test_output_util.h"
@@ -350,6 +351,34 @@ static void test_manifest_verification(void **st) {
     ct_source_snapshot_clear(&snap);
 }
 
+static void test_artifacts(void **st) {
+    (void)st;
+    write_bytes("silero_vad.onnx", "weights", 7);
+    char w[4096];
+    snprintf(w, sizeof w, "%s/silero_vad.onnx", g_dir);
+    ct_artifacts a;
+    CT_ASSERT_OK(ct_artifacts_compute(w, &a));
+    /* the test binary itself (the library is linked statically) and the weights */
+    assert_int_equal(a.n, 2);
+    assert_string_equal(a.v[0].key, "bin/test_output_state");
+    char exe_hex[65];
+    CT_ASSERT_OK(ct_file_sha256("/proc/self/exe", exe_hex));
+    assert_string_equal(a.v[0].sha256, exe_hex);
+    assert_string_equal(a.v[1].key, "vad/silero_vad.onnx");
+    /* sha256("weights") */
+    assert_string_equal(a.v[1].sha256, "9a129038d9a00aed0cf6a7ea059ca50a813449061ab87848cf1a13eafdf33b2c");
+    const ct_artifacts *once, *twice;
+    CT_ASSERT_OK(ct_artifacts_process(w, &once));
+    CT_ASSERT_OK(ct_artifacts_process(NULL, &twice));
+    assert_ptr_equal(once, twice);
+    assert_int_equal(twice->n, 2);
+    char f1[65], f2[65];
+    CT_ASSERT_OK(ct_implementation_fingerprint("0.1.0", &a, f1));
+    CT_ASSERT_OK(ct_implementation_fingerprint("0.1.1", &a, f2));
+    assert_string_not_equal(f1, f2);
+    ct_artifacts_free(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_contract_canonical_observed),
@@ -357,6 +386,7 @@ int main(void) {
         cmocka_unit_test(test_checkpoint_round_trip_and_reasons),
         cmocka_unit_test(test_envelope_reader_reasons),
         cmocka_unit_test(test_manifest_verification),
+        cmocka_unit_test(test_artifacts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

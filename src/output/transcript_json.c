@@ -307,10 +307,12 @@ ct_status ct_transcript_json_tree(const ct_file_record *r, const ct_transcriber_
     json_t *gen = json_array(), *tr = json_array(), *segs = json_array();
     for (size_t i = 0; i < r->n_segments; i++) {
         const ct_rec_segment *s = &r->segments[i];
-        json_t *g = json_object();
-        ct_jset(g, "segment_index", json_integer(s->index), &ok);
-        ct_jset(g, "tokens", json_integer(s->generated_tokens), &ok);
-        ct_japp(gen, g, &ok);
+        if (s->generated_tokens >= 0) { /* < 0: not recorded (a restored checkpoint without it) */
+            json_t *g = json_object();
+            ct_jset(g, "segment_index", json_integer(s->index), &ok);
+            ct_jset(g, "tokens", json_integer(s->generated_tokens), &ok);
+            ct_japp(gen, g, &ok);
+        }
         json_t *text = stripped(s->text, &ok);
         if (!text) continue;
         ct_japp(tr, json_incref(text), &ok);

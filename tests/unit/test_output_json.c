@@ -137,7 +137,7 @@ static void test_shortest_digits_match_python_repr(void **st) {
 static void test_random_doubles_round_trip(void **st) {
     (void)st;
     unsigned long long x = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < 200000; i++) {
+    for (int i = 0; i < 100000; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         double v;
         memcpy(&v, &x, sizeof v);

@@ -126,12 +126,9 @@ static json_t *configuration(const ct_profile_input *in, int resolved, int *ok) 
     for (size_t i = 0; i < in->n_audio; i++) ct_japp(audio, json_string(in->audio[i]), ok);
     ct_jset(c, "audio", audio, ok);
     json_t *formats = json_array();
-    if (o->n_formats > 0)
-        for (int i = 0; i < o->n_formats; i++) ct_japp(formats, json_string(ct_format_name(o->formats[i])), ok);
-    else if (ct_timing_mode(o) == CT_ALIGN_NONE)
-        ct_japp(formats, json_string("txt"), ok);
-    else
-        for (int f = CT_FORMAT_TXT; f <= CT_FORMAT_VTT; f++) ct_japp(formats, json_string(ct_format_name(f)), ok);
+    ct_format fl[CT_FORMAT_COUNT];
+    int nf = ct_output_formats(o, fl);
+    for (int i = 0; i < nf; i++) ct_japp(formats, json_string(ct_format_name(fl[i])), ok);
     ct_jset(c, "formats", formats, ok);
     ct_jset(c, "output_dir", ct_jstr_or_null(o->output_dir), ok);
     ct_jset(c, "existing", json_string(existing_name(o->existing)), ok);

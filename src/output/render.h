@@ -25,6 +25,11 @@ struct ct_output_context;
 CT_NODISCARD ct_status ct_render_format(const ct_file_record *r, ct_format f, const ct_transcriber_options *o,
                                         const struct ct_output_context *ctx, ct_jbuf *out);
 
+/* The formats a run writes, in the user's order without duplicates:
+ * o->formats, or by default txt srt vtt (txt alone in timing mode none).
+ * Returns the count. */
+int ct_output_formats(const ct_transcriber_options *o, ct_format out[CT_FORMAT_COUNT]);
+
 /* "txt", "srt", "vtt", "json". */
 const char *ct_format_name(ct_format f);
 

@@ -241,6 +241,21 @@ static void test_render_formats(void **st) {
     ct_file_record_clear(&r);
 }
 
+static void test_output_formats(void **st) {
+    (void)st;
+    ct_transcriber_options o = test_default_options();
+    ct_format f[CT_FORMAT_COUNT];
+    assert_int_equal(ct_output_formats(&o, f), 3);
+    assert_true(f[0] == CT_FORMAT_TXT && f[1] == CT_FORMAT_SRT && f[2] == CT_FORMAT_VTT);
+    o.text_only = 1;
+    assert_int_equal(ct_output_formats(&o, f), 1);
+    assert_true(f[0] == CT_FORMAT_TXT);
+    o.formats[0] = CT_FORMAT_JSON, o.formats[1] = CT_FORMAT_TXT, o.formats[2] = CT_FORMAT_JSON;
+    o.n_formats = 3;
+    assert_int_equal(ct_output_formats(&o, f), 2);
+    assert_true(f[0] == CT_FORMAT_JSON && f[1] == CT_FORMAT_TXT);
+}
+
 static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -309,6 +324,7 @@ int main(void) {
         cmocka_unit_test(test_cue_grouping_rules),
         cmocka_unit_test(test_timestamps_observed),
         cmocka_unit_test(test_render_formats),
+        cmocka_unit_test(test_output_formats),
         cmocka_unit_test(test_worked_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 
 #include "output/json.h"
 #include "output/record.h"
+#include "output/snapshot.h"
 #include "output/transcript_json.h"
 
 #define CT_STATE_SCHEMA_VERSION 1
@@ -30,21 +31,9 @@
 #define CT_STATE_CHECKPOINT_SUFFIX ".cohere-transcribe.asr.json"
 #define CT_ALIGN_MODEL_REVISION "2100fb247d8e43962eef24491597fbeb8b469531"
 
-/* ---- source snapshot (§3.3) ------------------------------------------ */
-
-typedef struct ct_source_snapshot {
-    char *canonical_path; /* realpath */
-    uint64_t device, inode;
-    int64_t size, mtime_ns, ctime_ns;
-} ct_source_snapshot;
-
-/* realpath + stat (following symlinks) of path. */
-CT_NODISCARD ct_status ct_source_snapshot_take(const char *path, ct_source_snapshot *out);
-void ct_source_snapshot_clear(ct_source_snapshot *s);
+/* ---- source snapshot (§3.3): output/snapshot.h ------------------------ */
 /* {"canonical_path", "snapshot": {device, inode, size, mtime_ns, ctime_ns}} */
 json_t *ct_source_snapshot_json(const ct_source_snapshot *s);
-/* 1 when the §3.3 fields are equal. */
-int ct_source_snapshot_equal(const ct_source_snapshot *a, const ct_source_snapshot *b);
 
 /* ---- envelope (§3.2) -------------------------------------------------- */
 

@@ -75,6 +75,22 @@ ct_status ct_render_vtt(const ct_file_record *r, ct_jbuf *out) {
     return CT_OK;
 }
 
+int ct_output_formats(const ct_transcriber_options *o, ct_format out[CT_FORMAT_COUNT]) {
+    int n = 0;
+    if (o->n_formats > 0) {
+        for (int i = 0; i < o->n_formats && i < CT_FORMAT_COUNT; i++) {
+            int dup = 0;
+            for (int j = 0; j < n; j++) dup |= out[j] == o->formats[i];
+            if (!dup) out[n++] = o->formats[i];
+        }
+    } else if (ct_timing_mode(o) == CT_ALIGN_NONE) {
+        out[n++] = CT_FORMAT_TXT;
+    } else {
+        out[n++] = CT_FORMAT_TXT, out[n++] = CT_FORMAT_SRT, out[n++] = CT_FORMAT_VTT;
+    }
+    return n;
+}
+
 const char *ct_format_name(ct_format f) {
     switch (f) {
     case CT_FORMAT_TXT: return "txt";

@@ -13,9 +13,8 @@ long long ct_render_ms(double seconds);
 /* "HH:MM:SS<m>mmm" when hours or hours > 0, else "MM:SS<m>mmm". */
 void ct_render_timestamp(double seconds, int hours, char marker, char out[48]);
 
-/* The transcript lines: every segment's stripped text, empty ones dropped
- * (the "transcript" JSON array and the txt lines). Appends one string per
- * line to arr when arr is non-NULL, and the txt bytes to txt when non-NULL. */
+/* txt: every segment's stripped text, empty ones dropped, joined by "\n",
+ * plus "\n"; srt and vtt: the record's cues. Each appends to out. */
 CT_NODISCARD ct_status ct_render_txt(const ct_file_record *r, ct_jbuf *out);
 CT_NODISCARD ct_status ct_render_srt(const ct_file_record *r, ct_jbuf *out);
 CT_NODISCARD ct_status ct_render_vtt(const ct_file_record *r, ct_jbuf *out);
@@ -25,6 +24,11 @@ CT_NODISCARD ct_status ct_render_vtt(const ct_file_record *r, ct_jbuf *out);
 struct ct_output_context;
 CT_NODISCARD ct_status ct_render_format(const ct_file_record *r, ct_format f, const ct_transcriber_options *o,
                                         const struct ct_output_context *ctx, ct_jbuf *out);
+
+/* The formats a run writes, in the user's order without duplicates:
+ * o->formats, or by default txt srt vtt (txt alone in timing mode none).
+ * Returns the count. */
+int ct_output_formats(const ct_transcriber_options *o, ct_format out[CT_FORMAT_COUNT]);
 
 /* "txt", "srt", "vtt", "json". */
 const char *ct_format_name(ct_format f);

@@ -60,8 +60,12 @@ ct_status ct_manifest_payload(const ct_file_record *r, const char *asr_key, cons
     ct_jset(p, "source", ct_source_snapshot_json(src), &ok);
     ct_jset(p, "updated_unix_seconds", ct_jreal(updated), &ok);
     /* outputs keyed by format name, in sorted key order */
-    size_t order[CT_FORMAT_COUNT * 4];
-    size_t n = n_outs < sizeof order / sizeof order[0] ? n_outs : sizeof order / sizeof order[0];
+    size_t order[CT_FORMAT_COUNT];
+    if (n_outs > CT_FORMAT_COUNT) {
+        json_decref(p);
+        return ct_fail(CT_ERR_INVALID_ARG, "manifest: %zu outputs (at most one per format)", n_outs);
+    }
+    size_t n = n_outs;
     for (size_t i = 0; i < n; i++) order[i] = i;
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(ct_format_name(outs[order[j - 1]].format),
@@ -281,8 +285,6 @@ static const char *validate(const json_t *p, restored *x, char *detail, size_t d
         x->texts[i] = strdup(json_string_value(json_array_get(texts, i)));
         if (!x->texts[i]) return "out of memory";
     }
-    for (int k = 0; k < 3; k++)
-        if ((why = index_list(c, k_lists[k], nseg, &x->lists[k], &x->n_lists[k], detail, dn))) return why;
     const json_t *gt = json_object_get(c, "generated_tokens");
     if (gt && !json_is_array(gt)) return "generated_tokens is invalid";
     for (size_t i = 0; gt && i < json_array_size(gt); i++) {
@@ -302,6 +304,9 @@ static const char *validate(const json_t *p, restored *x, char *detail, size_t d
     }
     const json_t *po = json_object_get(c, "vad_provider_options");
     if (po && !json_is_null(po) && !json_is_object(po)) return "vad_provider_options is invalid";
+    /* the index lists last, as the original checks them */
+    for (int k = 0; k < 3; k++)
+        if ((why = index_list(c, k_lists[k], nseg, &x->lists[k], &x->n_lists[k], detail, dn))) return why;
     for (int k = 0; k < 5; k++) {
         const json_t *v = json_object_get(c, k_prov[k]);
         if (json_is_string(v) && !(x->prov[k] = strdup(json_string_value(v)))) return "out of memory";

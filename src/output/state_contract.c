@@ -123,18 +123,7 @@ ct_status ct_render_contract_json(const ct_transcriber_options *o, const ct_cont
     ct_jset(c, "align_dtype", json_string(precision_name(o->align_dtype)), &ok);
     /* The requested formats, sorted, duplicates kept out. */
     ct_format f[CT_FORMAT_COUNT];
-    int n = 0;
-    if (o->n_formats > 0) {
-        for (int i = 0; i < o->n_formats && i < CT_FORMAT_COUNT; i++) {
-            int dup = 0;
-            for (int j = 0; j < n; j++) dup |= f[j] == o->formats[i];
-            if (!dup) f[n++] = o->formats[i];
-        }
-    } else if (timing == CT_ALIGN_NONE) {
-        f[n++] = CT_FORMAT_TXT;
-    } else {
-        f[n++] = CT_FORMAT_TXT, f[n++] = CT_FORMAT_SRT, f[n++] = CT_FORMAT_VTT;
-    }
+    int n = ct_output_formats(o, f);
     qsort(f, (size_t)n, sizeof f[0], fmt_cmp);
     json_t *fa = json_array();
     for (int i = 0; i < n; i++) ct_japp(fa, json_string(ct_format_name(f[i])), &ok);

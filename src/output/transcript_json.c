@@ -203,6 +203,30 @@ static json_t *segmentation_details(const ct_file_record *r, const ct_transcribe
     return d;
 }
 
+json_t *ct_aligner_model_json(const char *ver) {
+    int ok = 1;
+    json_t *a = json_object(), *k = json_object(), *u = json_object(), *ro = json_object();
+    ct_jset(a, "id", json_string("MahmoudAshraf/mms-300m-1130-forced-aligner"), &ok);
+    ct_jset(a, "revision", json_string("49402e9577b1158620820667c218cd494cc44486"), &ok);
+    ct_jset(k, "distribution", json_string("cohere-transcribe"), &ok);
+    ct_jset(k, "operation", json_string("Cohere::Transcribe::Alignment::CTC.forced_align"), &ok);
+    ct_jset(k, "version", json_string(ver ? ver : ""), &ok);
+    ct_jset(a, "kernel", k, &ok);
+    ct_jset(u, "distribution", json_string("cohere-transcribe"), &ok);
+    ct_jset(u, "location", json_string("cohere/transcribe/alignment"), &ok);
+    ct_jset(u, "repository", json_string("https://github.com/MahmoudAshraf97/ctc-forced-aligner.git"), &ok);
+    ct_jset(u, "revision", json_string("11855d1de76af2b490dd2e8e2db2661805ae90a0"), &ok);
+    ct_jset(a, "utility_package", u, &ok);
+    ct_jset(ro, "distribution", json_string("cohere-transcribe"), &ok);
+    ct_jset(ro, "version", json_string("1.3.1.1-compatible-ruby-port"), &ok);
+    ct_jset(a, "romanizer", ro, &ok);
+    if (!ok) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static json_t *models(const ct_file_record *r, const ct_transcriber_options *o, const ct_output_context *ctx,
                       int *ok) {
     const char *ver = ctx->package_version ? ctx->package_version : "";
@@ -233,26 +257,7 @@ static json_t *models(const ct_file_record *r, const ct_transcriber_options *o, 
     } else {
         ct_jset(m, "vad", json_null(), ok);
     }
-    if (ct_timing_mode(o) == CT_ALIGN_WORD) {
-        json_t *a = json_object(), *k = json_object(), *u = json_object(), *ro = json_object();
-        ct_jset(a, "id", json_string("MahmoudAshraf/mms-300m-1130-forced-aligner"), ok);
-        ct_jset(a, "revision", json_string("49402e9577b1158620820667c218cd494cc44486"), ok);
-        ct_jset(k, "distribution", json_string("cohere-transcribe"), ok);
-        ct_jset(k, "operation", json_string("Cohere::Transcribe::Alignment::CTC.forced_align"), ok);
-        ct_jset(k, "version", json_string(ver), ok);
-        ct_jset(a, "kernel", k, ok);
-        ct_jset(u, "distribution", json_string("cohere-transcribe"), ok);
-        ct_jset(u, "location", json_string("cohere/transcribe/alignment"), ok);
-        ct_jset(u, "repository", json_string("https://github.com/MahmoudAshraf97/ctc-forced-aligner.git"), ok);
-        ct_jset(u, "revision", json_string("11855d1de76af2b490dd2e8e2db2661805ae90a0"), ok);
-        ct_jset(a, "utility_package", u, ok);
-        ct_jset(ro, "distribution", json_string("cohere-transcribe"), ok);
-        ct_jset(ro, "version", json_string("1.3.1.1-compatible-ruby-port"), ok);
-        ct_jset(a, "romanizer", ro, ok);
-        ct_jset(m, "aligner", a, ok);
-    } else {
-        ct_jset(m, "aligner", json_null(), ok);
-    }
+    ct_jset(m, "aligner", ct_timing_mode(o) == CT_ALIGN_WORD ? ct_aligner_model_json(ver) : json_null(), ok);
     return m;
 }
 
@@ -302,10 +307,12 @@ ct_status ct_transcript_json_tree(const ct_file_record *r, const ct_transcriber_
     json_t *gen = json_array(), *tr = json_array(), *segs = json_array();
     for (size_t i = 0; i < r->n_segments; i++) {
         const ct_rec_segment *s = &r->segments[i];
-        json_t *g = json_object();
-        ct_jset(g, "segment_index", json_integer(s->index), &ok);
-        ct_jset(g, "tokens", json_integer(s->generated_tokens), &ok);
-        ct_japp(gen, g, &ok);
+        if (s->generated_tokens >= 0) { /* < 0: not recorded (a restored checkpoint without it) */
+            json_t *g = json_object();
+            ct_jset(g, "segment_index", json_integer(s->index), &ok);
+            ct_jset(g, "tokens", json_integer(s->generated_tokens), &ok);
+            ct_japp(gen, g, &ok);
+        }
         json_t *text = stripped(s->text, &ok);
         if (!text) continue;
         ct_japp(tr, json_incref(text), &ok);

@@ -67,6 +67,9 @@ CT_NODISCARD ct_status ct_transcript_json_tree(const ct_file_record *r, const ct
 CT_NODISCARD ct_status ct_transcript_json(const ct_file_record *r, const ct_transcriber_options *o,
                                           const ct_output_context *ctx, ct_jbuf *out);
 
+/* models.aligner of word timing (§1.2 item 8), version = package version. */
+json_t *ct_aligner_model_json(const char *version);
+
 /* {"<name>": {}} for each non-empty ','-separated provider name, or null. */
 json_t *ct_provider_options_json(const char *provider);
 

@@ -56,6 +56,9 @@ static void test_observed_floats(void **st) {
     check_float(1.234e-8, "0.00000001234");                /* K = -11, |E| = 8 < 10 */
     check_float(1.2345e-10, "1.2345e-10");                 /* K = -14, |E| = 10 */
     check_float(1e-6, "0.000001");
+    /* shortest digits, where the gem's Grisu2 prints 9.999999999999999e+22
+     * (a documented divergence, docs/OUTPUTS.md) */
+    check_float(1e23, "1e+23");
 }
 
 static void test_nan_refused(void **st) {
@@ -137,7 +140,7 @@ static void test_shortest_digits_match_python_repr(void **st) {
 static void test_random_doubles_round_trip(void **st) {
     (void)st;
     unsigned long long x = 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < 200000; i++) {
+    for (int i = 0; i < 100000; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         double v;
         memcpy(&v, &x, sizeof v);

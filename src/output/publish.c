@@ -594,6 +594,7 @@ ct_status ct_publish_set(const ct_publish_request *r, int *committed) {
 }
 
 ct_status ct_publish_state(const ct_publish_request *r, int *committed) {
+    if (committed) *committed = 0;
     if (r && r->n != 1) return ct_fail(CT_ERR_INVALID_ARG, "publication: a state write has one member");
     return transact(r, committed, "State commit");
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,6 +116,7 @@ typedef struct hookctl {
     char last_op_entry[300];
     const char *cancel_at; /* set g_cancel at this step */
     const char *touch_source_at;
+    int links_refused;  /* every link fails with EPERM: backups are copies */
 } hookctl;
 
 static hookctl g_h;
@@ -128,6 +130,10 @@ static int hook(void *user, ct_publish_op op, const char *entry) {
         return 0;
     }
     h->calls++;
+    if (op == CT_PUB_OP_LINK && h->links_refused) {
+        if (h->calls == h->fail_at) snprintf(h->last_op_entry, sizeof h->last_op_entry, "%d %s", (int)op, entry);
+        return EPERM;
+    }
     if (h->fail_at && h->calls == h->fail_at) {
         snprintf(h->last_op_entry, sizeof h->last_op_entry, "%d %s", (int)op, entry);
         return h->fail_err;
@@ -170,7 +176,10 @@ static void test_every_call_fails(void **state) {
     arm();
     CT_ASSERT_OK(publish(NULL));
     int total = g_h.calls;
-    assert_true(total > 20);
+    /* stage 4 x (open, fchmod, write, fsync, close), backups 3 links + a
+     * marker (open, close), journal (open, close), barrier fsync, 4 renames,
+     * fsync, journal unlink (the commit point), fsync, 4 cleanup unlinks */
+    assert_int_equal(total, 39);
     int old_seen = 0, new_seen = 0;
     for (int k = 1; k <= total; k++) {
         for (int e = 0; e < 2; e++) {
@@ -183,6 +192,7 @@ static void test_every_call_fails(void **state) {
             if (s == CT_OK) fail_msg("call %d (%s) failed but the commit succeeded", k, g_h.last_op_entry);
             if (!strstr(ct_last_error(), strerror(g_h.fail_err)))
                 fail_msg("call %d: message '%s' lacks the cause", k, ct_last_error());
+            assert_int_equal(committed, k >= 35); /* after the journal's removal */
             if (committed) {
                 CT_ASSERT_ERROR_HAS("Output commit completed but cleanup was incomplete");
                 ct_publish_set_test_hook(NULL, NULL);
@@ -197,8 +207,82 @@ static void test_every_call_fails(void **state) {
             }
         }
     }
-    assert_true(old_seen > new_seen);
-    assert_true(new_seen >= 2); /* the final folder fsync and cleanup unlinks */
+    assert_int_equal(old_seen, 2 * 34);
+    assert_int_equal(new_seen, 2 * 5);
+}
+
+/* The same with hard links refused: backups are fsynced copies made under
+ * a temporary name, and every call of that path fails in turn too. */
+static void test_every_call_fails_copy_backups(void **state) {
+    (void)state;
+    write_old_set();
+    arm();
+    g_h.links_refused = 1;
+    CT_ASSERT_OK(publish(NULL));
+    expect_new_set();
+    int total = g_h.calls;
+    assert_true(total > 39);
+    int old_seen = 0, new_seen = 0;
+    for (int k = 1; k <= total; k++) {
+        write_old_set();
+        arm();
+        g_h.links_refused = 1;
+        g_h.fail_at = k;
+        g_h.fail_err = ENOSPC;
+        int committed = -1;
+        ct_status s = publish(&committed);
+        if (s == CT_OK) {
+            /* only a refused link can be "failed" without effect */
+            assert_true(strncmp(g_h.last_op_entry, "6 ", 2) == 0);
+            expect_new_set();
+            continue;
+        }
+        if (!strstr(ct_last_error(), strerror(ENOSPC))) fail_msg("call %d: '%s'", k, ct_last_error());
+        if (committed) {
+            ct_publish_set_test_hook(NULL, NULL);
+            CT_ASSERT_OK(ct_publish_recover(&g_bd, "a", NULL));
+            expect_new_set();
+            new_seen++;
+        } else {
+            expect_old_set();
+            old_seen++;
+        }
+    }
+    assert_int_equal(new_seen, 5);
+    assert_true(old_seen > 34);
+}
+
+/* A recovery that fails half-way (its second restore) is finished by the
+ * next one. */
+static void test_recovery_interrupted(void **state) {
+    (void)state;
+    write_old_set();
+    ct_publish_set_test_hook(NULL, NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("CT_TEST_COMMIT_PAUSE", "rename:3", 1);
+        _exit(publish(NULL) == CT_OK ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(st));
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    /* three members renamed, the manifest not: a mix on disk */
+    ct_test_expect_file_text(P("a.txt"), "new txt, longer\n");
+    ct_test_expect_file_text(P(k_names[3]), "old manifest\n");
+    arm();
+    g_h.fail_at = 2; /* the second restore rename */
+    g_h.fail_err = EIO;
+    ct_recovery rep;
+    CT_ASSERT_STATUS(ct_publish_recover(&g_bd, "a", &rep), CT_ERR_IO);
+    CT_ASSERT_ERROR_HAS("Cannot recover ");
+    CT_ASSERT_ERROR_HAS(": restore: ");
+    ct_publish_set_test_hook(NULL, NULL);
+    CT_ASSERT_OK(ct_publish_recover(&g_bd, "a", &rep));
+    assert_int_equal(rep.rolled_back, 1);
+    expect_old_set();
 }
 
 static void test_cancel_at_each_step(void **state) {
@@ -256,9 +340,15 @@ static void test_refused_targets(void **state) {
     (void)state;
     char want[8192];
     snprintf(want, sizeof want, "Publication entry is not a regular file: %s/a.srt", g_dir);
-    for (int kind = 0; kind < 4; kind++) {
+    for (int kind = 0; kind < 5; kind++) {
         write_old_set();
         assert_int_equal(unlink(P("a.srt")), 0);
+        if (kind == 4 && mknod(P("a.srt"), S_IFCHR | 0600, makedev(1, 3)) != 0) {
+            /* a character device (/dev/null's numbers) needs privileges a
+             * container may lack */
+            assert_true(errno == EPERM || errno == EACCES);
+            continue;
+        }
         if (kind == 0) assert_int_equal(symlink("a.txt", P("a.srt")), 0);
         if (kind == 1) assert_int_equal(symlink("missing", P("a.srt")), 0);
         if (kind == 2) assert_int_equal(mkdir(P("a.srt"), 0755), 0);
@@ -440,6 +530,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_replaces_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_call_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_call_fails_copy_backups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_at_each_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_changed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_targets, setup, teardown),

@@ -105,6 +105,13 @@ typedef struct ct_recovery {
  * CT_ERR_IO when an entry cannot be restored or removed (named). */
 ct_status ct_publish_recover(const ct_bound_dir *d, const char *stem, ct_recovery *report);
 
+/* The stems in a folder that have entries a killed commit may have left
+ * (".<member>.<24 hex>.{tmp,bak,new,jnl}" of one of the stem's six member
+ * names): one listing for the whole folder, so a run over thousands of
+ * finished files calls ct_publish_recover only where it has work. Free
+ * each string and the array with free(). */
+ct_status ct_publish_pending_stems(const char *dir_path, char ***stems, size_t *n);
+
 /* ---- test hook (tests only; not thread-safe; NULL disables) -------------
  * Called before every filesystem call of a commit, rollback and recovery
  * with the operation and the entry it touches; a nonzero return fails that

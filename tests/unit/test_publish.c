@@ -489,6 +489,30 @@ static void test_recover_garbage(void **state) {
     CT_ASSERT_ERROR_HAS("two backups");
 }
 
+/* One listing names the stems that need recovery. */
+static void test_pending_stems(void **state) {
+    (void)state;
+    write_old_set();
+    char **v = NULL;
+    size_t n = 9;
+    CT_ASSERT_OK(ct_publish_pending_stems(g_dir, &v, &n));
+    assert_int_equal(n, 0);
+    free(v);
+    ct_test_write_text(g_dir, ".a.txt.0123456789abcdef01234567.tmp", "");
+    ct_test_write_text(g_dir, "..a.cohere-transcribe.manifest.json.0123456789abcdef01234567.jnl", "");
+    ct_test_write_text(g_dir, "..talk.v2.cohere-transcribe.asr.json.0123456789abcdef01234567.bak", "");
+    ct_test_write_text(g_dir, ".x.wav.0123456789abcdef01234567.tmp", "");  /* not a member name */
+    ct_test_write_text(g_dir, ".a.txt.0123456789abcdef0123456.tmp", "");   /* 23 hex */
+    CT_ASSERT_OK(ct_publish_pending_stems(g_dir, &v, &n));
+    assert_int_equal(n, 2);
+    int a = strcmp(v[0], "a") == 0 ? 0 : 1;
+    assert_string_equal(v[a], "a");
+    assert_string_equal(v[1 - a], "talk.v2");
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+    CT_ASSERT_STATUS(ct_publish_pending_stems(P("a.txt"), &v, &n), CT_ERR_IO);
+}
+
 /* A child paused (SIGSTOP, CT_TEST_COMMIT_PAUSE) at each step point is
  * killed with SIGKILL; recovery then leaves the old set for a kill before
  * the commit point and the new one after it, with nothing else. */
@@ -539,6 +563,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_misuse_and_binding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_garbage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_stems, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_at_each_step, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

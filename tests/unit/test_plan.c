@@ -143,6 +143,15 @@ static void test_output_root(void **state) {
     assert_string_equal(p.files[2].output_paths[1], P("out/new/x.talk.txt"));
     assert_true(ct_fs_is_dir(P("out/new/sub")));
     ct_plan_free(&p);
+
+    /* a root that is a file */
+    touch("afile");
+    o.output_dir = P("afile");
+    CT_ASSERT_STATUS(plan_paths(in, 2, &o, &p), CT_ERR_IO);
+    char want[8192];
+    /* the rest of the message is core/fs.c's */
+    snprintf(want, sizeof want, "Cannot prepare output paths: %s", P("afile"));
+    assert_int_equal(strncmp(ct_last_error(), want, strlen(want)), 0);
 }
 
 static void test_escapes(void **state) {

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/str.h"
 #include "output/publish.h"
 #include "testutil.h"
 
@@ -181,12 +182,13 @@ static void test_every_call_fails(void **state) {
      * fsync, journal unlink (the commit point), fsync, 4 cleanup unlinks */
     assert_int_equal(total, 39);
     int old_seen = 0, new_seen = 0;
+    static const int errs[] = {EIO, ENOSPC, EROFS}; /* EROFS: a read-only output folder */
     for (int k = 1; k <= total; k++) {
-        for (int e = 0; e < 2; e++) {
+        for (int e = 0; e < 3; e++) {
             write_old_set();
             arm();
             g_h.fail_at = k;
-            g_h.fail_err = e ? ENOSPC : EIO;
+            g_h.fail_err = errs[e];
             int committed = -1;
             ct_status s = publish(&committed);
             if (s == CT_OK) fail_msg("call %d (%s) failed but the commit succeeded", k, g_h.last_op_entry);
@@ -207,8 +209,20 @@ static void test_every_call_fails(void **state) {
             }
         }
     }
-    assert_int_equal(old_seen, 2 * 34);
-    assert_int_equal(new_seen, 2 * 5);
+    assert_int_equal(old_seen, 3 * 34);
+    assert_int_equal(new_seen, 3 * 5);
+
+    /* the message names the output, the operation and its entry */
+    write_old_set();
+    arm();
+    g_h.fail_at = 3; /* the first write */
+    g_h.fail_err = ENOSPC;
+    CT_ASSERT_STATUS(publish(NULL), CT_ERR_IO);
+    char want[8192];
+    snprintf(want, sizeof want, "Cannot publish %s/a.txt: write .a.txt.", g_dir);
+    assert_int_equal(strncmp(ct_last_error(), want, strlen(want)), 0);
+    assert_true(ct_str_ends_with(ct_last_error(), ".tmp: No space left on device"));
+    expect_old_set();
 }
 
 /* The same with hard links refused: backups are fsynced copies made under

@@ -271,6 +271,91 @@ static void test_commit_checks_lock(void **state) {
     ct_bound_dir_close(&d);
 }
 
+/* 8 processes started together on 12 output sets: each set is locked,
+ * found unpublished and written by exactly one of them; the others skip
+ * it (published) or yield it (locked), and every set is whole. */
+static void test_eight_processes_twelve_sets(void **state) {
+    (void)state;
+    enum { PROCS = 8, SETS = 12 };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        assert_true(pids[p] >= 0);
+        if (pids[p] != 0) continue;
+        close(go[1]);
+        char c;
+        if (read(go[0], &c, 1) != 0) _exit(9); /* start together: the parent closes the pipe */
+        ct_bound_dir d;
+        if (ct_bound_dir_open(g_dir, &d) != CT_OK) _exit(2);
+        for (int k = 0; k < SETS; k++) {
+            int set = (k + p * 5) % SETS; /* different orders meet */
+            char stem[16], txt[32], man[4200], body[64], rec[8];
+            snprintf(stem, sizeof stem, "s%02d", set);
+            ct_output_lock *l = NULL;
+            ct_status s = ct_output_lock_acquire(g_dir, stem, &l);
+            char what = 'B';
+            if (s == CT_OK) {
+                snprintf(man, sizeof man, "%s/.%s.cohere-transcribe.manifest.json", g_dir, stem);
+                if (access(man, F_OK) == 0) {
+                    what = 'S';
+                } else {
+                    snprintf(txt, sizeof txt, "%s.txt", stem);
+                    snprintf(man, sizeof man, ".%s.cohere-transcribe.manifest.json", stem);
+                    snprintf(body, sizeof body, "written by %d\n", p);
+                    ct_publish_member m[] = {{txt, body, strlen(body)}, {man, body, strlen(body)}};
+                    ct_publish_request r = {.dir = &d, .members = m, .n = 2, .lock = l};
+                    what = ct_publish_set(&r, NULL) == CT_OK ? 'W' : 'E';
+                }
+                ct_output_lock_release(l);
+            } else if (s != CT_ERR_BUSY || !strstr(ct_last_error(), "Another transcription process owns output set")) {
+                what = 'E';
+            }
+            snprintf(rec, sizeof rec, "%c%d%02d", what, p, set);
+            if (write(fds[1], rec, 4) != 4) _exit(3);
+        }
+        ct_bound_dir_close(&d);
+        _exit(0);
+    }
+    close(fds[1]);
+    close(go[0]);
+    close(go[1]);
+    int written[SETS] = {0}, writer[SETS], seen = 0, busy = 0;
+    char rec[4];
+    while (read(fds[0], rec, 4) == 4) {
+        seen++;
+        int p = rec[1] - '0', set = (rec[2] - '0') * 10 + (rec[3] - '0');
+        if (rec[0] == 'E') fail_msg("process %d failed on set %d", p, set);
+        if (rec[0] == 'W') {
+            written[set]++;
+            writer[set] = p;
+        }
+        busy += rec[0] == 'B';
+    }
+    close(fds[0]);
+    for (int p = 0; p < PROCS; p++) {
+        int st = 0;
+        assert_int_equal(waitpid(pids[p], &st, 0), pids[p]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    assert_int_equal(seen, PROCS * SETS);
+    for (int k = 0; k < SETS; k++) {
+        assert_int_equal(written[k], 1);
+        char name[64], want[64];
+        snprintf(name, sizeof name, "s%02d.txt", k);
+        snprintf(want, sizeof want, "written by %d\n", writer[k]);
+        ct_test_expect_file_text(P(name), want);
+        snprintf(name, sizeof name, ".s%02d.cohere-transcribe.manifest.json", k);
+        ct_test_expect_file_text(P(name), want);
+    }
+    /* 24 outputs + the lock folder: no temporary, backup or journal */
+    assert_int_equal(ct_test_count_entries(g_dir), 2 * SETS + 1);
+    print_message("%d of %d attempts yielded to a lock holder\n", busy, PROCS * SETS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lock_name),
@@ -279,6 +364,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_refused_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sticky_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_checks_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eight_processes_twelve_sets, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/str.h"
@@ -564,6 +565,64 @@ static void test_kill_at_each_step(void **state) {
     }
 }
 
+/* Kills at random moments: a child commits sets A and B in turn, sleeping
+ * 1 ms at every step point (CT_TEST_COMMIT_PAUSE=* with _MS), and is
+ * killed after a random delay; after recovery every member holds the same
+ * generation, and nothing else is in the folder. */
+static void test_kill_at_random_moments(void **state) {
+    (void)state;
+    write_old_set();
+    srand(12345);
+    int inside = 0, kills = 50;
+    for (int round = 0; round < kills; round++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            setenv("CT_TEST_COMMIT_PAUSE", "*", 1);
+            setenv("CT_TEST_COMMIT_PAUSE_MS", "1", 1);
+            for (unsigned gen = 0;; gen++) {
+                char body[N_MEMBERS][32];
+                ct_publish_member m[N_MEMBERS];
+                for (int i = 0; i < N_MEMBERS; i++) {
+                    snprintf(body[i], sizeof body[i], "gen %c\n", gen % 2 ? 'B' : 'A');
+                    m[i] = (ct_publish_member){k_names[i], body[i], strlen(body[i])};
+                }
+                ct_publish_request r = {.dir = &g_bd, .members = m, .n = N_MEMBERS};
+                if (ct_publish_set(&r, NULL) != CT_OK) _exit(1);
+            }
+        }
+        struct timespec ts = {0, (long)(rand() % 40) * 1000000L};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st)); /* it never stopped on its own */
+        ct_recovery rep;
+        CT_ASSERT_OK(ct_publish_recover(&g_bd, "a", &rep));
+        if (rep.rolled_back || rep.cleaned) inside++;
+        /* one generation throughout (the first kill may leave the old set) */
+        char first[64] = "";
+        for (int i = 0; i < N_MEMBERS; i++) {
+            char path[8192], buf[64] = "";
+            snprintf(path, sizeof path, "%s/%s", g_dir, k_names[i]);
+            FILE *f = fopen(path, "r");
+            if (!f) {
+                assert_int_equal(i, 2); /* a.vtt is absent only in the old set */
+                snprintf(buf, sizeof buf, "absent");
+            } else {
+                if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+                fclose(f);
+            }
+            const char *gen = strncmp(buf, "gen ", 4) == 0 ? buf : "old";
+            if (i == 0) snprintf(first, sizeof first, "%s", gen);
+            else if (strcmp(first, gen) != 0) fail_msg("round %d: %s is '%s' but a.txt is '%s'", round, k_names[i], gen, first);
+        }
+        assert_int_equal(count_entries(), strcmp(first, "old") == 0 ? 4 : 5);
+    }
+    print_message("%d of %d kills landed inside a commit\n", inside, kills);
+    assert_true(inside > kills / 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_replaces_set, setup, teardown),
@@ -579,6 +638,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_recover_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_stems, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_at_each_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_at_random_moments, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,13 @@ ct_status ct_bound_dir_verify(const ct_bound_dir *d) {
     return CT_OK;
 }
 
+ct_status ct_bound_dir_expect(const ct_bound_dir *d, uint64_t dev, uint64_t ino) {
+    if (!d || d->fd < 0) return ct_fail(CT_ERR_MISUSE, "publication: folder not bound");
+    if (d->dev != dev || d->ino != ino)
+        return ct_fail(CT_ERR_IO, "Publication parent changed after planning: %s", d->path);
+    return CT_OK;
+}
+
 void ct_bound_dir_close(ct_bound_dir *d) {
     if (!d) return;
     if (d->fd >= 0) close(d->fd);

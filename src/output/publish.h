@@ -49,6 +49,10 @@ ct_status ct_bound_dir_open(const char *path, ct_bound_dir *d);
  * parent changed identity: <p>". */
 ct_status ct_bound_dir_verify(const ct_bound_dir *d);
 void ct_bound_dir_close(ct_bound_dir *d); /* a zeroed or closed one is fine */
+/* The folder bound now is the one planning saw (plan.h's parent_dev and
+ * parent_ino): else CT_ERR_IO "Publication parent changed after planning:
+ * <path>". */
+ct_status ct_bound_dir_expect(const ct_bound_dir *d, uint64_t dev, uint64_t ino);
 
 typedef struct ct_publish_member {
     const char *name; /* entry name in the folder: not "", ".", "..", no '/' */

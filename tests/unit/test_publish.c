@@ -432,6 +432,14 @@ static void test_misuse_and_binding(void **state) {
     assert_string_equal(ct_last_error(), want);
     unlink(link);
 
+    /* bound again, but not the folder planning saw */
+    struct stat st;
+    assert_int_equal(stat(g_dir, &st), 0);
+    CT_ASSERT_OK(ct_bound_dir_expect(&g_bd, (uint64_t)st.st_dev, (uint64_t)st.st_ino));
+    CT_ASSERT_STATUS(ct_bound_dir_expect(&g_bd, (uint64_t)st.st_dev, (uint64_t)st.st_ino + 1), CT_ERR_IO);
+    snprintf(want, sizeof want, "Publication parent changed after planning: %s", g_dir);
+    assert_string_equal(ct_last_error(), want);
+
     /* the bound folder moved away after binding */
     char moved[8192];
     snprintf(moved, sizeof moved, "%s.moved", g_dir);

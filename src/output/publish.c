@@ -549,6 +549,8 @@ static ct_status run_txn(txn *t, int *committed) {
         return ct_fail(CT_ERR_IO, "%s completed but cleanup was incomplete (fsync %s: %s)", t->kind, r->dir->path,
                        strerror(errno));
     }
+    if (r->lock && ct_output_lock_verify(r->lock) != CT_OK) /* completed, but someone broke the lock */
+        return ct_fail_wrap(CT_ERR_IO, "%s completed but the lock was not held throughout", t->kind);
     step(t, "cleanup", -1, 0);
     return CT_OK;
 }

@@ -351,6 +351,29 @@ static void test_source_changed(void **state) {
     assert_string_equal(ct_last_error(), want);
 }
 
+/* Real failures, not injected: a file size limit (EFBIG, as a full disk)
+ * and a read-only output folder. */
+static void test_real_failures(void **state) {
+    (void)state;
+    write_old_set();
+    ct_publish_set_test_hook(NULL, NULL);
+    ct_test_limit_file_size(10); /* "new txt, longer\n" is 16 bytes */
+    ct_status s = publish(NULL);
+    ct_test_limit_file_size(0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_ERROR_HAS(": write .a.txt.");
+    CT_ASSERT_ERROR_HAS(strerror(EFBIG));
+    expect_old_set();
+
+    if (geteuid() == 0) return; /* root writes into a read-only folder */
+    assert_int_equal(chmod(g_dir, 0555), 0);
+    s = publish(NULL);
+    assert_int_equal(chmod(g_dir, 0755), 0);
+    assert_int_equal(s, CT_ERR_IO);
+    CT_ASSERT_ERROR_HAS(strerror(EACCES));
+    expect_old_set();
+}
+
 static void test_refused_targets(void **state) {
     (void)state;
     char want[8192];
@@ -639,6 +662,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_recovery_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_at_each_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_changed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_real_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_targets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollback_incomplete_then_recover, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misuse_and_binding, setup, teardown),

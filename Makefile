@@ -11,7 +11,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all build test asan asan-test fuzz clean
+.PHONY: all build test asan asan-test fuzz clean install
 
 all: build
 
@@ -34,6 +34,14 @@ asan-test: asan
 fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCT_FUZZ=ON -DCT_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build build-fuzz -j $(JOBS)
+
+# make install PREFIX=/usr/local DESTDIR=/tmp/stage: the shared library, the
+# header, cohere-transcribe.pc, the binaries, the Silero weights, the man page.
+PREFIX ?= /usr/local
+install: build
+	cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build build -j $(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install build
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -206,7 +206,8 @@ CT_API ct_status ct_transcriber_options_check(const ct_transcriber_options *o);
  * ct_transcriber_run. */
 typedef enum ct_progress_stage {
     CT_PROGRESS_MESSAGE = 0, CT_PROGRESS_FILES = 1, CT_PROGRESS_ASR = 2, CT_PROGRESS_ALIGNMENT = 3,
-    CT_PROGRESS_STAGE = 4   /* a new stage of the run began: text is its name */
+    CT_PROGRESS_STAGE = 4,  /* a new stage of the run began: text is its name */
+    CT_PROGRESS_BATCH = 5   /* an ASR batch finished: the running totals moved */
 } ct_progress_stage;
 typedef struct ct_progress {
     ct_progress_stage stage;
@@ -214,7 +215,7 @@ typedef struct ct_progress {
     const char *path;        /* the file concerned, or NULL */
     long long current, total;
     /* running totals for live displays */
-    int files_done, files_total;
+    int files_done, files_total, files_prepared;
     long long segments_done, segments_total; /* over the files prepared so far */
     double audio_seconds_done;               /* audio of the files finished */
     double elapsed_seconds;
@@ -268,7 +269,11 @@ CT_API const char *ct_run_error(const ct_run *run, size_t i);
 CT_API size_t ct_run_file_count(const ct_run *run);
 CT_API const ct_file_result *ct_run_file(const ct_run *run, size_t i);
 
-typedef enum ct_file_status { CT_FILE_COMPLETED = 0, CT_FILE_FAILED = 1, CT_FILE_SKIPPED = 2 } ct_file_status;
+/* BUSY: another process holds the file's output-set lock; the set is left
+ * to it (ct_file_error says so) and the run goes on with the others. */
+typedef enum ct_file_status {
+    CT_FILE_COMPLETED = 0, CT_FILE_FAILED = 1, CT_FILE_SKIPPED = 2, CT_FILE_BUSY = 3
+} ct_file_status;
 typedef enum ct_timing_source {
     CT_TIMING_CTC = 0, CT_TIMING_UNIFORM_SEGMENT = 1, CT_TIMING_UNIFORM_SPEECH_SPANS = 2,
     CT_TIMING_UNIFORM_FALLBACK = 3

@@ -269,3 +269,9 @@ done:
     if (s != CT_OK) ct_asr_result_free(out);
     return s;
 }
+
+ct_status ct_asr_device_check(const char *device, ct_dtype weight_dtype) {
+    if (device && !strcmp(device, "cuda")) return ct_asr_gpu_check(weight_dtype);
+    if (!device || !strcmp(device, "cpu") || !strcmp(device, "cpu-ref")) return CT_OK;
+    return ct_fail(CT_ERR_UNSUPPORTED, "device %s is not supported (cpu, cuda)", device);
+}

@@ -74,6 +74,11 @@ typedef struct ct_asr ct_asr;
 ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out);
 void ct_asr_free(ct_asr *asr);
 
+/* Whether a device can run a model with these weights, before loading one:
+ * CT_OK, or CT_ERR_UNSUPPORTED saying why ("built without CUDA", "no CUDA
+ * device found (...)", a precision the device's engine lacks). */
+ct_status ct_asr_device_check(const char *device, ct_dtype weight_dtype);
+
 const ct_model_config *ct_asr_config(const ct_asr *asr);
 const ct_tokenizer *ct_asr_tokenizer(const ct_asr *asr);
 const ct_asr_weights *ct_asr_model_weights(const ct_asr *asr);

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CT_ERRMSG_MAX 1024
+/* Messages name paths, often several: room for a few PATH_MAX-long ones. */
+#define CT_ERRMSG_MAX 4096
 
 static _Thread_local char tl_msg[CT_ERRMSG_MAX];
 

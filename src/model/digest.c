@@ -61,3 +61,12 @@ ct_status ct_file_digest(const char *path, ct_digest_kind kind, char hex[65]) {
 }
 
 ct_status ct_file_sha256(const char *path, char hex[65]) { return ct_file_digest(path, CT_DIGEST_SHA256, hex); }
+
+ct_status ct_sha256_hex(const void *data, size_t n, char hex[65]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    hex[0] = '\0';
+    if (!EVP_Digest(data, n, md, &mdlen, EVP_sha256(), NULL)) return ct_fail(CT_ERR_INTERNAL, "cannot compute a sha256");
+    to_hex(md, mdlen, hex);
+    return CT_OK;
+}

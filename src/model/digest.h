@@ -18,4 +18,7 @@ ct_status ct_file_digest(const char *path, ct_digest_kind kind, char hex[65]);
 /* sha256 of a file as 64 lower-case hex characters + NUL. */
 ct_status ct_file_sha256(const char *path, char hex[65]);
 
+/* sha256 of n bytes in memory, as 64 lower-case hex characters + NUL. */
+ct_status ct_sha256_hex(const void *data, size_t n, char hex[65]);
+
 #endif

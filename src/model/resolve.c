@@ -451,3 +451,53 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
     *path_out = realpath(p, NULL);
     return *path_out ? CT_OK : ct_fail(CT_ERR_IO, "%s: %s", p, strerror(errno));
 }
+
+/* ---- the installed Silero weights ----------------------------------------- */
+
+#ifndef CT_INSTALL_DATADIR
+#define CT_INSTALL_DATADIR "/usr/local/share" /* CMake's default prefix + share */
+#endif
+
+/* The folder holding the running executable (no trailing '/'); 0 when
+ * /proc/self/exe cannot be read. */
+static int exe_dir(char *buf, size_t cap) {
+    char p[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
+    if (n <= 0) return 0;
+    p[n] = 0;
+    char *slash = strrchr(p, '/');
+    if (!slash) return 0;
+    *slash = 0;
+    if ((size_t)snprintf(buf, cap, "%s", p[0] ? p : "/") >= cap) return 0;
+    return 1;
+}
+
+ct_status ct_silero_default_path(char *buf, size_t cap) {
+    if (!buf || cap == 0) return ct_fail(CT_ERR_INVALID_ARG, "ct_silero_default_path: no buffer");
+    buf[0] = 0;
+    char cand[3][PATH_MAX];
+    int n = 0;
+    char dir[PATH_MAX];
+    int have_exe = exe_dir(dir, sizeof dir);
+    /* an installed binary: <prefix>/bin/../share/cohere-transcribe/ (a moved prefix still works) */
+    if (have_exe)
+        snprintf(cand[n++], PATH_MAX, "%s/../share/cohere-transcribe/%s", dir, CT_SILERO_WEIGHTS_FILE);
+    /* the prefix this build was configured for */
+    snprintf(cand[n++], PATH_MAX, "%s/cohere-transcribe/%s", CT_INSTALL_DATADIR, CT_SILERO_WEIGHTS_FILE);
+    /* a build tree: build/bin/../testdata/silero/ (made by the setup test) */
+    if (have_exe)
+        snprintf(cand[n++], PATH_MAX, "%s/../testdata/silero/%s", dir, CT_SILERO_WEIGHTS_FILE);
+    for (int i = 0; i < n; i++) {
+        if (!ct_fs_is_file(cand[i])) continue;
+        char *real = realpath(cand[i], NULL);
+        int fits = (size_t)snprintf(buf, cap, "%s", real ? real : cand[i]) < cap;
+        free(real);
+        if (!fits) return ct_fail(CT_ERR_LIMIT, "%s: path longer than the buffer", cand[i]);
+        return CT_OK;
+    }
+    snprintf(buf, cap, "%s", cand[0]);
+    if (n == 3)
+        return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s, %s or %s", CT_SILERO_WEIGHTS_FILE, cand[0], cand[1],
+                       cand[2]);
+    return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, cand[0]);
+}

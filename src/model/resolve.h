@@ -63,4 +63,14 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
 ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *path,
                                       char ***names, int *n);
 
+/* Where an installation keeps silero_vad.onnx, first that exists of:
+ * <exe dir>/../share/cohere-transcribe/silero_vad.onnx (an installed binary),
+ * CT_INSTALL_DATADIR/cohere-transcribe/silero_vad.onnx (the configured prefix;
+ * "/usr/local/share" when the macro is unset), and
+ * <exe dir>/../testdata/silero/silero_vad.onnx (a build tree after the setup
+ * test). Only existence is checked, not the sha256. CT_OK: buf holds the
+ * (resolved) path; CT_ERR_NOT_FOUND: buf holds the first candidate and the
+ * message lists every place looked at. */
+ct_status ct_silero_default_path(char *buf, size_t cap);
+
 #endif

@@ -108,22 +108,6 @@ static void maybe_pause(const char *label) {
 
 /* ---- snapshots and bound folders --------------------------------------- */
 
-ct_status ct_source_snapshot_take(const char *path, ct_source_snapshot *out) {
-    struct stat st;
-    if (stat(path, &st) != 0) return ct_fail(CT_ERR_IO, "Cannot snapshot input %s: %s", path, strerror(errno));
-    out->device = (uint64_t)st.st_dev;
-    out->inode = (uint64_t)st.st_ino;
-    out->size = (int64_t)st.st_size;
-    out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    out->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-    return CT_OK;
-}
-
-int ct_source_snapshot_equal(const ct_source_snapshot *a, const ct_source_snapshot *b) {
-    return a->device == b->device && a->inode == b->inode && a->size == b->size &&
-           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
-}
-
 ct_status ct_bound_dir_open(const char *path, ct_bound_dir *d) {
     d->fd = -1;
     d->path = NULL;
@@ -431,8 +415,9 @@ static ct_status source_check(const txn *t) {
     if (stat(t->r->source_path, &st) != 0)
         return ct_fail(CT_ERR_IO, "Cannot re-check source %s: %s", t->r->source_path, strerror(errno));
     CT_TRY(ct_source_snapshot_take(t->r->source_path, &now));
-    if (!ct_source_snapshot_equal(&now, t->r->snapshot))
-        return ct_fail(CT_ERR_IO, "Source changed while processing: %s", t->r->source_path);
+    int same = ct_source_snapshot_equal(&now, t->r->snapshot);
+    ct_source_snapshot_clear(&now);
+    if (!same) return ct_fail(CT_ERR_IO, "Source changed while processing: %s", t->r->source_path);
     return CT_OK;
 }
 

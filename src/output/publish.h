@@ -22,16 +22,7 @@
 
 #include "core/error.h"
 #include "output/lock.h"
-
-/* What stat says about a source (§3.3; stat follows symlinks). */
-typedef struct ct_source_snapshot {
-    uint64_t device, inode;
-    int64_t size, mtime_ns, ctime_ns;
-} ct_source_snapshot;
-
-/* CT_ERR_IO "Cannot snapshot input <path>: <strerror>" on failure. */
-ct_status ct_source_snapshot_take(const char *path, ct_source_snapshot *out);
-int ct_source_snapshot_equal(const ct_source_snapshot *a, const ct_source_snapshot *b);
+#include "output/snapshot.h"
 
 /* A bound publication folder (§4.1): its canonical path, a descriptor
  * (O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_NONBLOCK) and its device/inode. */

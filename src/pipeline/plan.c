@@ -320,21 +320,31 @@ static ct_status check_file(const ct_plan *p, size_t idx, smap *claims) {
     return CT_OK;
 }
 
+/* The original lists every existing output; a message must fit the error
+ * buffer with its advice line, so the first CT_PLAN_LIST_MAX are named and
+ * the rest counted (docs/USAGE.md, differences). */
+#define CT_PLAN_LIST_MAX 10
+
 static ct_status existing_error(const ct_plan *p) {
-    size_t len = 0;
+    size_t total = 0, shown = 0;
+    char list[2048];
+    size_t w = 0;
+    list[0] = 0;
     for (size_t i = 0; i < p->n; i++)
-        for (int j = 0; j < p->files[i].n_outputs; j++)
-            if (p->files[i].output_exists[j]) len += strlen(p->files[i].output_paths[j]) + 3;
-    if (len == 0) return CT_OK;
-    char *list = malloc(len + 1), *w = list;
-    if (!list) return ct_fail(CT_ERR_OOM, "Output already exists (out of memory listing the paths)");
-    for (size_t i = 0; i < p->n; i++)
-        for (int j = 0; j < p->files[i].n_outputs; j++)
-            if (p->files[i].output_exists[j]) w += sprintf(w, "\n  %s", p->files[i].output_paths[j]);
-    *w = '\0';
-    ct_status s = ct_fail(CT_ERR_INVALID_ARG, "Output already exists:%s\nUse existing: 'overwrite' or existing: 'skip'.", list);
-    free(list);
-    return s;
+        for (int j = 0; j < p->files[i].n_outputs; j++) {
+            if (!p->files[i].output_exists[j]) continue;
+            total++;
+            const char *path = p->files[i].output_paths[j];
+            if (shown < CT_PLAN_LIST_MAX && w + strlen(path) + 4 < sizeof list) {
+                w += (size_t)snprintf(list + w, sizeof list - w, "\n  %s", path);
+                shown++;
+            }
+        }
+    if (total == 0) return CT_OK;
+    char more[64] = "";
+    if (total > shown) snprintf(more, sizeof more, "\n  ... and %zu more", total - shown);
+    return ct_fail(CT_ERR_INVALID_ARG, "Output already exists:%s%s\nUse existing: 'overwrite' or existing: 'skip'.",
+                   list, more);
 }
 
 static ct_status plan_all(const ct_input_list *in, const ct_plan_options *o, ct_plan *p, smap *claims) {

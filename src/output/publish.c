@@ -1,9 +1,11 @@
 /* publish.c — the output-set transaction, the single state write and crash
  * recovery (publish.h; protocol and crash analysis in docs/DURABILITY.md).
  * Everything is descriptor-relative to a bound folder; every filesystem
- * call goes through the x_* wrappers so tests can fail any one of them.
+ * call goes through the hooked wrappers so tests can fail any one of them.
+ * Recovery is in publish_recover.c.
  * Does not render, lock or decide what to publish: the pipeline does. */
 #include "output/publish.h"
+#include "output/publish_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -75,11 +77,11 @@ static int x_close(int fd, const char *entry) {
 static int x_link(int dfd, const char *from, const char *to) {
     return hooked(CT_PUB_OP_LINK, to) ? -1 : linkat(dfd, from, dfd, to, 0);
 }
-static int x_rename(int dfd, const char *from, const char *to) {
+int ct_pub_rename(int dfd, const char *from, const char *to) {
     return hooked(CT_PUB_OP_RENAME, to) ? -1 : renameat(dfd, from, dfd, to);
 }
-static int x_unlink(int dfd, const char *name) { return hooked(CT_PUB_OP_UNLINK, name) ? -1 : unlinkat(dfd, name, 0); }
-static int x_dirsync(int dfd, const char *dir) { return hooked(CT_PUB_OP_DIRSYNC, dir) ? -1 : fsync(dfd); }
+int ct_pub_unlink(int dfd, const char *name) { return hooked(CT_PUB_OP_UNLINK, name) ? -1 : unlinkat(dfd, name, 0); }
+int ct_pub_dirsync(int dfd, const char *dir) { return hooked(CT_PUB_OP_DIRSYNC, dir) ? -1 : fsync(dfd); }
 
 /* CT_TEST_COMMIT_PAUSE: stop (or sleep) at the named step points. */
 static void maybe_pause(const char *label) {
@@ -143,6 +145,13 @@ ct_status ct_bound_dir_verify(const ct_bound_dir *d) {
     return CT_OK;
 }
 
+ct_status ct_bound_dir_expect(const ct_bound_dir *d, uint64_t dev, uint64_t ino) {
+    if (!d || d->fd < 0) return ct_fail(CT_ERR_MISUSE, "publication: folder not bound");
+    if (d->dev != dev || d->ino != ino)
+        return ct_fail(CT_ERR_IO, "Publication parent changed after planning: %s", d->path);
+    return CT_OK;
+}
+
 void ct_bound_dir_close(ct_bound_dir *d) {
     if (!d) return;
     if (d->fd >= 0) close(d->fd);
@@ -201,7 +210,7 @@ static int side_name(char *out, const char *name, const char *ext) {
 
 /* If entry is ".<name>.<24 hex>.<ext>" with ext tmp|bak|new|jnl: its
  * name part (in name_out) and ext (returned); else NULL. */
-static const char *parse_side(const char *entry, char *name_out) {
+const char *ct_pub_parse_side(const char *entry, char *name_out) {
     size_t n = strlen(entry);
     if (n < 1 + 1 + 1 + 24 + 4 || entry[0] != '.') return NULL;
     const char *ext = entry + n - 3;
@@ -345,13 +354,13 @@ static ct_status backup_copy(txn *t, size_t i, const struct stat *orig) {
             if (!side_name(m->bak, name, "bak")) break;
             struct stat tmp;
             if (fstatat(t->r->dir->fd, m->bak, &tmp, AT_SYMLINK_NOFOLLOW) == 0) continue;
-            if (x_rename(t->r->dir->fd, copy, m->bak) != 0) s = os_fail(t, i, "rename", m->bak);
+            if (ct_pub_rename(t->r->dir->fd, copy, m->bak) != 0) s = os_fail(t, i, "rename", m->bak);
             else m->has_bak = 1;
             break;
         }
         if (s == CT_OK && !m->has_bak) s = ct_fail(CT_ERR_IO, "Cannot allocate a unique publication temporary for %s", name);
     }
-    if (!m->has_bak) x_unlink(t->r->dir->fd, copy);
+    if (!m->has_bak) ct_pub_unlink(t->r->dir->fd, copy);
     return s;
 }
 
@@ -427,7 +436,7 @@ static int rollback(txn *t, char *errs, size_t cap) {
         member_state *m = &t->m[j];
         if (!m->committed) continue;
         const char *name = t->r->members[j].name;
-        int r = m->has_bak ? x_rename(dfd, m->bak, name) : x_unlink(dfd, name);
+        int r = m->has_bak ? ct_pub_rename(dfd, m->bak, name) : ct_pub_unlink(dfd, name);
         if (r != 0 && !(errno == ENOENT && !m->has_bak)) {
             char what[PATH_MAX + NAME_MAX + 2];
             snprintf(what, sizeof what, "%s/%s", t->r->dir->path, name);
@@ -439,7 +448,7 @@ static int rollback(txn *t, char *errs, size_t cap) {
         if (m->has_bak) m->has_bak = 0; /* renamed back: nothing left to delete */
         m->committed = 0;
     }
-    if (x_dirsync(dfd, t->r->dir->path) != 0) {
+    if (ct_pub_dirsync(dfd, t->r->dir->path) != 0) {
         note(errs, cap, t->r->dir->path, strerror(errno));
         for (size_t j = 0; j < t->r->n; j++) t->m[j].preserved = 1;
         ok = 0;
@@ -455,7 +464,7 @@ static int cleanup(txn *t, int keep_journal, char *errs, size_t cap) {
     char what[PATH_MAX + NAME_MAX + 16];
 #define CT_DROP(flag, entry)                                                              \
     do {                                                                                  \
-        if ((flag) && x_unlink(dfd, (entry)) != 0 && errno != ENOENT) {                   \
+        if ((flag) && ct_pub_unlink(dfd, (entry)) != 0 && errno != ENOENT) {                   \
             snprintf(what, sizeof what, "cleanup %s/%s", t->r->dir->path, (entry));       \
             note(errs, cap, what, strerror(errno));                                       \
             ok = 0;                                                                       \
@@ -502,29 +511,31 @@ static ct_status run_txn(txn *t, int *committed) {
     CT_TRY(step(t, "barrier", -1, 1));
     /* temporaries, backups, markers and the journal reach the disk before
      * any rename can: a crash after a rename always finds them */
-    if (x_dirsync(dfd, r->dir->path) != 0) return os_fail(t, 0, "fsync folder", r->dir->path);
+    if (ct_pub_dirsync(dfd, r->dir->path) != 0) return os_fail(t, 0, "fsync folder", r->dir->path);
     for (size_t i = 0; i < r->n; i++) {
         CT_TRY(step(t, "rename", (long)i, 1));
         CT_TRY(verify(t));
-        if (x_rename(dfd, t->m[i].tmp, r->members[i].name) != 0) return os_fail(t, i, "rename", t->m[i].tmp);
+        if (ct_pub_rename(dfd, t->m[i].tmp, r->members[i].name) != 0) return os_fail(t, i, "rename", t->m[i].tmp);
         t->m[i].committed = 1;
         t->m[i].has_tmp = 0;
         CT_TRY(verify(t));
     }
     /* past the last rename the set is complete: a cancel no longer undoes it */
     step(t, "dirsync", -1, 0);
-    if (x_dirsync(dfd, r->dir->path) != 0) return os_fail(t, 0, "fsync folder", r->dir->path);
+    if (ct_pub_dirsync(dfd, r->dir->path) != 0) return os_fail(t, 0, "fsync folder", r->dir->path);
     CT_TRY(verify(t));
     step(t, "commit", -1, 0);
     /* the commit point: without the journal, recovery keeps the new set */
-    if (x_unlink(dfd, t->jnl) != 0) return os_fail(t, last, "remove", t->jnl);
+    if (ct_pub_unlink(dfd, t->jnl) != 0) return os_fail(t, last, "remove", t->jnl);
     t->has_jnl = 0;
     for (size_t i = 0; i < r->n; i++) t->m[i].committed = 2; /* final: never rolled back */
     if (committed) *committed = 1;
-    if (x_dirsync(dfd, r->dir->path) != 0) {
+    if (ct_pub_dirsync(dfd, r->dir->path) != 0) {
         return ct_fail(CT_ERR_IO, "%s completed but cleanup was incomplete (fsync %s: %s)", t->kind, r->dir->path,
                        strerror(errno));
     }
+    if (r->lock && ct_output_lock_verify(r->lock) != CT_OK) /* completed, but someone broke the lock */
+        return ct_fail_wrap(CT_ERR_IO, "%s completed but the lock was not held throughout", t->kind);
     step(t, "cleanup", -1, 0);
     return CT_OK;
 }
@@ -579,147 +590,7 @@ ct_status ct_publish_set(const ct_publish_request *r, int *committed) {
 }
 
 ct_status ct_publish_state(const ct_publish_request *r, int *committed) {
+    if (committed) *committed = 0;
     if (r && r->n != 1) return ct_fail(CT_ERR_INVALID_ARG, "publication: a state write has one member");
     return transact(r, committed, "State commit");
-}
-
-/* ---- recovery ---------------------------------------------------------- */
-
-typedef struct side_entry {
-    char entry[NAME_MAX + 1];
-    int member; /* index into the set's names */
-    char kind;  /* 't'mp, 'b'ak, 'n'ew, 'j'nl */
-    int done;
-} side_entry;
-
-#define CT_RECOVER_NAMES 6
-
-static ct_status recover_fail(const ct_bound_dir *d, const char *entry, const char *what) {
-    return ct_fail(CT_ERR_IO, "Cannot recover %s/%s: %s: %s", d->path, entry, what, strerror(errno));
-}
-
-static ct_status scan_sides(const ct_bound_dir *d, char names[][NAME_MAX + 1], side_entry **out, size_t *n_out) {
-    *out = NULL;
-    *n_out = 0;
-    int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!dir) {
-        if (fd >= 0) close(fd);
-        return ct_fail(CT_ERR_IO, "Cannot recover %s: cannot list it: %s", d->path, strerror(errno));
-    }
-    side_entry *v = NULL;
-    size_t n = 0, cap = 0;
-    ct_status s = CT_OK;
-    struct dirent *de;
-    while ((de = readdir(dir))) {
-        char name[NAME_MAX + 1];
-        const char *ext = parse_side(de->d_name, name);
-        if (!ext) continue;
-        int member = -1;
-        for (int k = 0; k < CT_RECOVER_NAMES; k++)
-            if (strcmp(names[k], name) == 0) member = k;
-        if (member < 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            side_entry *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                s = ct_fail(CT_ERR_OOM, "Cannot recover %s: out of memory", d->path);
-                break;
-            }
-            v = nv;
-        }
-        snprintf(v[n].entry, sizeof v[n].entry, "%s", de->d_name);
-        v[n].member = member;
-        v[n].kind = ext[0] == 't' ? 't' : ext[0] == 'b' ? 'b' : ext[0] == 'n' ? 'n' : 'j';
-        v[n].done = 0;
-        n++;
-    }
-    closedir(dir);
-    if (s != CT_OK) {
-        free(v);
-        return s;
-    }
-    *out = v;
-    *n_out = n;
-    return CT_OK;
-}
-
-/* Roll the set back: each backup over its destination (or dropped when it
- * is still the destination itself), each destination with a marker and no
- * backup removed. */
-static ct_status roll_back_sides(const ct_bound_dir *d, char names[][NAME_MAX + 1], side_entry *v, size_t n,
-                                 ct_recovery *rep) {
-    for (int k = 0; k < CT_RECOVER_NAMES; k++) {
-        side_entry *bak = NULL, *mark = NULL;
-        for (size_t i = 0; i < n; i++) {
-            if (v[i].member != k) continue;
-            if (v[i].kind == 'b') {
-                if (bak)
-                    return ct_fail(CT_ERR_IO, "Cannot recover %s/%s: two backups (%s, %s); resolve it by hand",
-                                   d->path, names[k], bak->entry, v[i].entry);
-                bak = &v[i];
-            } else if (v[i].kind == 'n') {
-                mark = &v[i];
-            }
-        }
-        if (bak) {
-            struct stat b, cur;
-            int same = fstatat(d->fd, bak->entry, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-                       fstatat(d->fd, names[k], &cur, AT_SYMLINK_NOFOLLOW) == 0 && b.st_dev == cur.st_dev &&
-                       b.st_ino == cur.st_ino;
-            if (same) { /* never renamed over: the backup is a second link to it */
-                if (x_unlink(d->fd, bak->entry) != 0 && errno != ENOENT) return recover_fail(d, bak->entry, "remove");
-                rep->cleaned++;
-            } else {
-                if (x_rename(d->fd, bak->entry, names[k]) != 0) return recover_fail(d, bak->entry, "restore");
-                rep->restored++;
-            }
-            bak->done = 1;
-        } else if (mark) {
-            if (x_unlink(d->fd, names[k]) == 0) rep->removed_new++;
-            else if (errno != ENOENT) return recover_fail(d, names[k], "remove");
-        }
-    }
-    return CT_OK;
-}
-
-ct_status ct_publish_recover(const ct_bound_dir *d, const char *stem, ct_recovery *report) {
-    ct_recovery rep = {0};
-    if (report) *report = rep;
-    CT_TRY(ct_bound_dir_verify(d));
-    static const char *const k_suffix[CT_RECOVER_NAMES] = {".txt", ".srt", ".vtt", ".json",
-                                                           ".cohere-transcribe.manifest.json",
-                                                           ".cohere-transcribe.asr.json"};
-    char names[CT_RECOVER_NAMES][NAME_MAX + 1];
-    for (int k = 0; k < CT_RECOVER_NAMES; k++) {
-        int w = snprintf(names[k], sizeof names[k], "%s%s%s", k >= 4 ? "." : "", stem, k_suffix[k]);
-        if (w < 0 || w > NAME_MAX) names[k][0] = '\0'; /* cannot have been published */
-    }
-    side_entry *v = NULL;
-    size_t n = 0;
-    CT_TRY(scan_sides(d, names, &v, &n));
-    ct_status s = CT_OK;
-    int journal = 0;
-    for (size_t i = 0; i < n; i++) journal |= v[i].kind == 'j';
-    if (journal) {
-        s = roll_back_sides(d, names, v, n, &rep);
-        if (s == CT_OK && x_dirsync(d->fd, d->path) != 0) s = recover_fail(d, ".", "fsync");
-        /* the journal goes only once the old set is durable again */
-        for (size_t i = 0; s == CT_OK && i < n; i++) {
-            if (v[i].kind != 'j') continue;
-            if (x_unlink(d->fd, v[i].entry) != 0 && errno != ENOENT) s = recover_fail(d, v[i].entry, "remove");
-            v[i].done = 1;
-            rep.cleaned++;
-        }
-        if (s == CT_OK && x_dirsync(d->fd, d->path) != 0) s = recover_fail(d, ".", "fsync");
-        rep.rolled_back = s == CT_OK;
-    }
-    for (size_t i = 0; s == CT_OK && i < n; i++) {
-        if (v[i].done) continue;
-        if (x_unlink(d->fd, v[i].entry) != 0 && errno != ENOENT) s = recover_fail(d, v[i].entry, "remove");
-        else rep.cleaned++;
-    }
-    free(v);
-    if (report) *report = rep;
-    return s;
 }

@@ -40,6 +40,10 @@ ct_status ct_bound_dir_open(const char *path, ct_bound_dir *d);
  * parent changed identity: <p>". */
 ct_status ct_bound_dir_verify(const ct_bound_dir *d);
 void ct_bound_dir_close(ct_bound_dir *d); /* a zeroed or closed one is fine */
+/* The folder bound now is the one planning saw (plan.h's parent_dev and
+ * parent_ino): else CT_ERR_IO "Publication parent changed after planning:
+ * <path>". */
+ct_status ct_bound_dir_expect(const ct_bound_dir *d, uint64_t dev, uint64_t ino);
 
 typedef struct ct_publish_member {
     const char *name; /* entry name in the folder: not "", ".", "..", no '/' */
@@ -95,6 +99,13 @@ typedef struct ct_recovery {
  * revalidation: it must not run beside a live commit of the same set.
  * CT_ERR_IO when an entry cannot be restored or removed (named). */
 ct_status ct_publish_recover(const ct_bound_dir *d, const char *stem, ct_recovery *report);
+
+/* The stems in a folder that have entries a killed commit may have left
+ * (".<member>.<24 hex>.{tmp,bak,new,jnl}" of one of the stem's six member
+ * names): one listing for the whole folder, so a run over thousands of
+ * finished files calls ct_publish_recover only where it has work. Free
+ * each string and the array with free(). */
+ct_status ct_publish_pending_stems(const char *dir_path, char ***stems, size_t *n);
 
 /* ---- test hook (tests only; not thread-safe; NULL disables) -------------
  * Called before every filesystem call of a commit, rollback and recovery

@@ -416,7 +416,7 @@ static ct_status discover_one(const char *raw, int recursive, ct_input_list *out
     }
     cand_vec c = {0};
     ct_status s = walk(&c, source, "", recursive);
-    if (s == CT_OK) qsort(c.v, c.n, sizeof *c.v, cand_cmp);
+    if (s == CT_OK && c.n > 1) qsort(c.v, c.n, sizeof *c.v, cand_cmp);
     for (size_t i = 0; s == CT_OK && i < c.n; i++) {
         char *canonical = realpath(c.v[i].path, NULL);
         if (!canonical) {

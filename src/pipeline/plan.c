@@ -6,11 +6,14 @@
 #include "pipeline/plan.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 
@@ -119,6 +122,47 @@ void ct_plan_free(ct_plan *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* mkdir -p of a path whose existing part is already canonical, one
+ * component at a time relative to the opened parent, never following a
+ * symlink (O_NOFOLLOW): a link swapped in meanwhile cannot make us create
+ * folders outside the root (§4.1's mkdirat rule). 0777 & ~umask. */
+static ct_status mkdirs_nofollow(const char *abs) {
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ct_fail(CT_ERR_IO, "Cannot prepare output paths: /: %s", strerror(errno));
+    ct_status s = CT_OK;
+    const char *p = abs;
+    char comp[NAME_MAX + 1];
+    while (s == CT_OK && *p) {
+        while (*p == '/') p++;
+        size_t len = strcspn(p, "/");
+        if (len == 0) break;
+        if (len > NAME_MAX) {
+            s = ct_fail(CT_ERR_IO, "Cannot prepare output paths: %s: %s", abs, strerror(ENAMETOOLONG));
+            break;
+        }
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        p += len;
+        int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT) {
+            if (mkdirat(fd, comp, 0777) != 0 && errno != EEXIST) {
+                s = ct_fail(CT_ERR_IO, "Cannot prepare output paths: %s: cannot create %s: %s", abs, comp, strerror(errno));
+                break;
+            }
+            next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0) {
+            s = ct_fail(CT_ERR_IO, "Cannot prepare output paths: %s: %s: %s", abs, comp,
+                        errno == ELOOP ? "a symbolic link appeared while creating the folder" : strerror(errno));
+            break;
+        }
+        close(fd);
+        fd = next;
+    }
+    close(fd);
+    return s;
+}
+
 /* Resolve a supplied parent folder: inside the root before and after it is
  * created (a symlinked sub-folder pointing out of the root is refused). */
 static ct_status bind_parent(const char *supplied, const char *root, char **out, struct stat *st) {
@@ -131,10 +175,10 @@ static ct_status bind_parent(const char *supplied, const char *root, char **out,
         free(loose);
         return s;
     }
-    s = ct_fs_mkdirs(loose);
+    s = mkdirs_nofollow(loose);
     if (s != CT_OK) {
         free(loose);
-        return ct_fail_wrap(CT_ERR_IO, "Cannot prepare output paths");
+        return s;
     }
     char *real = realpath(loose, NULL);
     free(loose);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/fs.h"
@@ -142,6 +143,15 @@ static void test_output_root(void **state) {
     assert_string_equal(p.files[2].output_paths[1], P("out/new/x.talk.txt"));
     assert_true(ct_fs_is_dir(P("out/new/sub")));
     ct_plan_free(&p);
+
+    /* a root that is a file */
+    touch("afile");
+    o.output_dir = P("afile");
+    CT_ASSERT_STATUS(plan_paths(in, 2, &o, &p), CT_ERR_IO);
+    char want[8192];
+    /* the rest of the message is core/fs.c's */
+    snprintf(want, sizeof want, "Cannot prepare output paths: %s", P("afile"));
+    assert_int_equal(strncmp(ct_last_error(), want, strlen(want)), 0);
 }
 
 static void test_escapes(void **state) {
@@ -193,6 +203,11 @@ static void test_target_refusals(void **state) {
     CT_ASSERT_STATUS(plan_paths(in, 1, &o, &p), CT_ERR_INVALID_ARG);
     expect_error("Output path is not a regular file: %s", P("d/a.srt"), 0, 0);
     assert_int_equal(unlink(P("d/a.srt")), 0);
+    if (mknod(P("d/a.srt"), S_IFCHR | 0600, makedev(1, 3)) == 0) { /* needs privileges */
+        CT_ASSERT_STATUS(plan_paths(in, 1, &o, &p), CT_ERR_INVALID_ARG);
+        expect_error("Output path is not a regular file: %s", P("d/a.srt"), 0, 0);
+        assert_int_equal(unlink(P("d/a.srt")), 0);
+    }
 
     /* reserved state paths */
     mkd("d/.a.cohere-transcribe.manifest.json");
@@ -205,6 +220,33 @@ static void test_target_refusals(void **state) {
     assert_int_equal(unlink(P("d/.a.cohere-transcribe.asr.json")), 0);
     CT_ASSERT_OK(plan_paths(in, 1, &o, &p));
     ct_plan_free(&p);
+}
+
+/* The same corpus through a symlinked folder and through its real path, from
+ * another working directory: the same canonical parents and identities, so
+ * both runs take the same locks. */
+static void test_same_corpus_two_paths(void **state) {
+    (void)state;
+    mkd("real");
+    mkd("real/sub");
+    touch("real/sub/a.wav");
+    lnk("real", "alias");
+    const char *in1[] = {keep("alias")};
+    const char *in2[] = {"real"};
+    ct_plan_options o = opts(k_txt_srt, 2);
+    ct_plan p1, p2;
+    CT_ASSERT_OK(plan_paths(in1, 1, &o, &p1));
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(g_dir), 0);
+    ct_status s = plan_paths(in2, 1, &o, &p2);
+    assert_int_equal(chdir(cwd), 0);
+    CT_ASSERT_OK(s);
+    assert_string_equal(p1.files[0].identity, P("real/sub/a"));
+    assert_string_equal(p2.files[0].identity, p1.files[0].identity);
+    assert_string_equal(p2.files[0].output_paths[1], p1.files[0].output_paths[1]);
+    ct_plan_free(&p1);
+    ct_plan_free(&p2);
 }
 
 static void test_collisions(void **state) {
@@ -334,6 +376,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_output_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_target_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_corpus_two_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing, setup, teardown),

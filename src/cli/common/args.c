@@ -53,7 +53,9 @@ static int numeric_ascii(const char *s, char *buf, size_t cap) {
         if (k <= 0) return 0;
         p += k;
         left -= k;
-        if (py_space(c)) {
+        /* int()/float() strip ASCII " \t\n\v\f\r" and the non-ASCII
+         * Python whitespace (U+001C..U+001F are not stripped there) */
+        if (c < 0x80 ? (c == ' ' || (c >= 0x09 && c <= 0x0D)) : py_space(c)) {
             if (started && n + 1 < cap) buf[n++] = ' '; /* kept only between characters */
             continue;
         }

@@ -77,9 +77,11 @@ parse "ambiguous option: --v" --v
 parse "ambiguous option: --m" a.wav --m x
 # ambiguity is found before anything runs, even after --help
 parse "ambiguous option: --max" --help --max 3
-# the conflict is checked before help, and even with --alignment none
+# the conflict, even with --alignment none, is found where the second stands:
+# before a help after it (a help before both wins)
 parse "invalid option: --text-only conflicts with --alignment" --text-only --alignment none a.wav
-parse "invalid option: --text-only conflicts with --alignment" --alignment=segment --help --text-only
+parse "invalid option: --text-only conflicts with --alignment" --alignment=segment --text-only --help
+help --help --text-only --alignment none
 parse "invalid option: --text-only conflicts with --alignment" --te --alignm word a.wav
 # enumerations: exact values only (0.1.3), its wording
 parse 'invalid argument: --device --device: invalid choice "cu"; choose from auto, mps, cuda, cpu' --device cu a.wav

@@ -227,6 +227,12 @@ static void test_parse_errors(void **state) {
     EXPECT_ERROR("ambiguous option: --mod", "a.wav", "--mod", "x");
     EXPECT_ERROR("invalid option: --text-only conflicts with --alignment", "--alignment", "none", "--text-only", "x");
     EXPECT_ERROR("invalid option: --text-only conflicts with --alignment", "--text-only", "--alignment", "word", "-h");
+    {
+        ct_cli_result r;
+        assert_int_equal(PARSE(&r, "-h", "--text-only", "--alignment", "none"), 0);
+        assert_int_equal(r.action, CT_ARGS_HELP);
+        ct_cli_result_free(&r);
+    }
     EXPECT_ERROR("invalid option: --bogus", "a.wav", "--bogus");
     EXPECT_ERROR("invalid argument: --device --device: invalid choice \"cu\"; choose from auto, mps, cuda, cpu",
                  "a.wav", "--device", "cu");

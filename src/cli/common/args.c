@@ -399,7 +399,7 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
     if (spec->n_options > CT_ARGS_MAX_OPTIONS) return fail(r, "internal error: too many options");
 
     /* Pass 1: classify every token (ambiguity is an error before anything
-     * runs, as in argparse), and find a declared conflict wherever it is. */
+     * runs, as in argparse). */
     int ddash = 0, ca = -1, cb = -1, seen_a = 0, seen_b = 0;
     if (spec->conflict_a) ca = ct_args_lookup(spec, spec->conflict_a, strlen(spec->conflict_a));
     if (spec->conflict_b) cb = ct_args_lookup(spec, spec->conflict_b, strlen(spec->conflict_b));
@@ -415,13 +415,7 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
             continue;
         }
         if (classify(spec, a[i], &tok[i]) == -2) return fail(r, "ambiguous option: %s", a[i]);
-        if (tok[i].cls == TOK_OPT) {
-            seen_a |= tok[i].opt == ca;
-            seen_b |= tok[i].opt == cb;
-        }
     }
-    if (ca >= 0 && cb >= 0 && seen_a && seen_b)
-        return fail(r, "invalid option: %s conflicts with %s", spec->conflict_a, spec->conflict_b);
 
     /* Pass 2: in order. */
     int run = 0; /* positional run: 0 not begun, 1 in it, 2 over */
@@ -446,6 +440,12 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
         }
         const ct_arg_option *o = &spec->options[t->opt];
         r->given[t->opt] = 1;
+        /* the second of a conflicting pair is an error where it stands: after
+         * both, even with --alignment none; a help before it wins */
+        seen_a |= t->opt == ca;
+        seen_b |= t->opt == cb;
+        if (ca >= 0 && cb >= 0 && seen_a && seen_b)
+            return fail(r, "invalid option: %s conflicts with %s", spec->conflict_a, spec->conflict_b);
         switch (o->kind) {
         case CT_ARG_HELP:
         case CT_ARG_VERSION:

@@ -24,7 +24,8 @@
  *     unknown options before them (those are reported only at the end), not
  *     over an earlier bad value;
  *   - a declared conflicting pair (--text-only, --alignment) is an error
- *     wherever the two stand, checked before help;
+ *     where the second of the two stands (even --alignment none), so a
+ *     help after both loses to it and a help before them wins;
  *   - integers and floats follow Python's int()/float() syntax
  *     (ct_args_parse_int/ct_args_parse_float). */
 #ifndef CT_CLI_ARGS_H

@@ -276,7 +276,7 @@ static const ct_arg_option MINI_OPTS[] = {
      0, NULL, NULL, 0},
     {"--help", "-h", NULL, "Show this help and exit.", "Group two", CT_ARG_HELP, 0, 0, 0, NULL, 0, NULL, NULL, 0},
 };
-static const ct_args_spec MINI = {"mini", "Usage: mini [options]", "A small tool.", MINI_OPTS, 6, NULL, NULL, NULL};
+static const ct_args_spec MINI = {"mini", "Usage: mini [options]", "A small tool.", MINI_OPTS, 6, NULL, NULL, NULL, 1};
 
 static ct_args_action mini_parse(mini *m, ct_args_result *r, const char *const *args) {
     char *argv[MAXARGS + 1];
@@ -308,6 +308,16 @@ static void test_other_spec(void **state) {
     assert_string_equal(r.error, "ambiguous option: --mod");
     ct_args_result_free(&r);
     assert_int_equal(MINI_PARSE(&m, &r, "--mode=word", "--bogus", "-h"), CT_ARGS_HELP);
+    ct_args_result_free(&r);
+    /* plain OptionParser wording for a bad enumerated value */
+    assert_int_equal(MINI_PARSE(&m, &r, "--mode", "bogus"), CT_ARGS_ERROR);
+    assert_string_equal(r.error, "invalid argument: --mode bogus");
+    ct_args_result_free(&r);
+    assert_int_equal(MINI_PARSE(&m, &r, "--mode=bogus"), CT_ARGS_ERROR);
+    assert_string_equal(r.error, "invalid argument: --mo=bogus");
+    ct_args_result_free(&r);
+    assert_int_equal(MINI_PARSE(&m, &r, "--mode"), CT_ARGS_ERROR);
+    assert_string_equal(r.error, "missing argument: --mode");
     ct_args_result_free(&r);
 }
 

@@ -316,8 +316,8 @@ static int choice_value(const ct_arg_option *o, const char *v, int *out) {
 
 #define FIELD(T, target, off) ((T *)((char *)(target) + (off)))
 
-static ct_args_action store_value(const ct_arg_option *o, const char *v, void *target,
-                                  ct_args_result *r) {
+static ct_args_action store_value(const ct_args_spec *spec, const ct_arg_option *o, const char *typed,
+                                  const char *v, void *target, ct_args_result *r) {
     char q[600];
     switch (o->kind) {
     case CT_ARG_STRING:
@@ -347,6 +347,9 @@ static ct_args_action store_value(const ct_arg_option *o, const char *v, void *t
         int x;
         if (!choice_value(o, v, &x)) {
             char c[400];
+            if (spec->plain_choice_errors)
+                return typed ? fail(r, "invalid argument: %s", typed)
+                             : fail(r, "invalid argument: %s %s", o->name, v);
             quote(v, q, sizeof q);
             choices_text(o, c, sizeof c);
             /* 0.1.3's wording, the option named twice (sic) */
@@ -470,12 +473,12 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
             break;
         }
         default: {
-            const char *v = t->explicit;
+            const char *v = t->explicit, *typed = t->explicit ? a[i] : NULL;
             if (!v) {
                 if (i + 1 >= n || tok[i + 1].cls != TOK_POS) return fail(r, "missing argument: %s", o->name);
                 v = a[++i];
             }
-            if (store_value(o, v, target, r) != CT_ARGS_RUN) return CT_ARGS_ERROR;
+            if (store_value(spec, o, typed, v, target, r) != CT_ARGS_RUN) return CT_ARGS_ERROR;
         }
         }
     }

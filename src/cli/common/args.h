@@ -84,6 +84,11 @@ typedef struct ct_args_spec {
     const char *positional_name;
     /* A pair of option names that may not both be given (or NULL). */
     const char *conflict_a, *conflict_b;
+    /* 0: a bad enumerated value reads as cohere-transcribe 0.1.3 words it,
+     * `invalid argument: --device --device: invalid choice "cu"; choose from
+     * auto, mps, cuda, cpu`; 1: as plain OptionParser does (the doctor),
+     * `invalid argument: --mode bogus` (`--mode=bogus` as typed). */
+    int plain_choice_errors;
 } ct_args_spec;
 
 typedef enum ct_args_action {

@@ -314,7 +314,7 @@ static void test_other_spec(void **state) {
     assert_string_equal(r.error, "invalid argument: --mode bogus");
     ct_args_result_free(&r);
     assert_int_equal(MINI_PARSE(&m, &r, "--mode=bogus"), CT_ARGS_ERROR);
-    assert_string_equal(r.error, "invalid argument: --mo=bogus");
+    assert_string_equal(r.error, "invalid argument: --mode=bogus");
     ct_args_result_free(&r);
     assert_int_equal(MINI_PARSE(&m, &r, "--mode"), CT_ARGS_ERROR);
     assert_string_equal(r.error, "missing argument: --mode");

@@ -135,6 +135,7 @@ parse "missing argument: --formats" --formats -- a.wav
 parse "invalid argument: unrecognized arguments: b.wav" a.wav --model x/y b.wav
 parse "invalid argument: unrecognized arguments: b.wav c.wav" a.wav --recursive b.wav c.wav
 parse "invalid argument: unrecognized arguments: b.wav" a.wav --model x/y -- b.wav
+parse "invalid argument: unrecognized arguments: --" a.wav --model x/y --
 parse "invalid argument: unrecognized arguments: b.wav d.wav" a.wav --vad none b.wav --max-dur 5 d.wav
 parse "invalid argument: unrecognized arguments: b.wav" --formats=txt srt --recursive b.wav
 # flags take no value

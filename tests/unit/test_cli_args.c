@@ -4,10 +4,14 @@
  * token rules, the parse into ct_transcriber_options, the help layout on a
  * small spec, a doctor-like spec, every check message with options named as
  * fields, the table's defaults against ct_transcriber_default_options(),
- * and the effective-value helpers. Exit codes and the CLI-named messages
- * are tests/e2e/cli_args.sh. */
+ * the effective-value helpers, and 1,200 generated command lines against
+ * the Python twin's own parse_args + validate_args
+ * (tests/fixtures/cli/argparse_cases.json). Exit codes and the CLI-named
+ * messages through the binary are tests/e2e/cli_args.sh. */
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -591,6 +595,85 @@ static void test_effective(void **state) {
     assert_string_equal(ct_opt_format_name((ct_format)9), "?");
 }
 
+/* ---- generated command lines against the Python twin ---------------------- */
+
+/* The twin's message as we word it (docs/USAGE.md, "Differences from the
+ * Python twin"); returns how many leading bytes must match (whole: -1). */
+static int twin_message(const char *theirs, char *out, size_t cap) {
+    const char *valid = "--model must be a valid Hugging Face repository ID or local directory:";
+    if (!strcmp(theirs, "--audio-memory-gb must be positive")) {
+        snprintf(out, cap, "--audio-memory-gb must be finite and positive");
+        return -1;
+    }
+    if (!strncmp(theirs, valid, strlen(valid))) {
+        snprintf(out, cap, "%s", valid);
+        return (int)strlen(valid); /* the rule text after the colon is ours */
+    }
+    size_t n = 0;
+    for (const char *p = theirs; *p && n + 1 < cap; p++)
+        if (!(*p == ',' && p[1] >= '0' && p[1] <= '9' && p > theirs && p[-1] >= '0' && p[-1] <= '9'))
+            out[n++] = *p; /* 32,768 -> 32768 */
+    out[n] = '\0';
+    return -1;
+}
+
+static void test_against_twin(void **state) {
+    (void)state;
+    json_error_t je;
+    json_t *doc = json_load_file(CT_FIXTURE("cli/argparse_cases.json"), 0, &je);
+    if (!doc) fail_msg("argparse_cases.json: %s", je.text);
+    json_t *cases = json_object_get(doc, "cases");
+    size_t n = json_array_size(cases), bad = 0, counted[4] = {0};
+    assert_true(n >= 1000);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = json_array_get(cases, i), *jargv = json_object_get(c, "argv");
+        const char *want = json_string_value(json_object_get(c, "outcome"));
+        char *argv[MAXARGS + 1];
+        int argc = 0;
+        argv[argc++] = (char *)"cohere-transcribe";
+        for (size_t k = 0; k < json_array_size(jargv) && argc < MAXARGS; k++)
+            argv[argc++] = (char *)json_string_value(json_array_get(jargv, k));
+        argv[argc] = NULL;
+        ct_cli_result r;
+        ct_cli_parse(argc, argv, &r);
+        const char *got = "ok", *msg = "";
+        if (r.action == CT_ARGS_HELP || r.action == CT_ARGS_VERSION)
+            got = "help";
+        else if (r.action == CT_ARGS_ERROR)
+            got = "parse", msg = r.error;
+        else if (ct_transcriber_options_check(&r.options) != CT_OK)
+            got = "config", msg = ct_last_error();
+        char argline[1024];
+        size_t an = 0;
+        for (int k = 1; k < argc && an < sizeof argline; k++)
+            an += (size_t)snprintf(argline + an, sizeof argline - an, "[%s]", argv[k]);
+        int ok = !strcmp(got, want);
+        if (ok && !strcmp(want, "config")) {
+            char exp[1024];
+            int len = twin_message(json_string_value(json_object_get(c, "message")), exp, sizeof exp);
+            ok = len < 0 ? !strcmp(msg, exp) : !strncmp(msg, exp, (size_t)len);
+            /* the gem checks --max-silence < --max-dur before --vad-merge */
+            if (!ok && !strcmp(exp, "--vad-merge is supported only with --vad silero") &&
+                !strcmp(msg, "--vad auditok requires --max-silence < --max-dur"))
+                ok = 1;
+        }
+        if (!ok) {
+            bad++;
+            if (bad <= 20)
+                print_error("case %zu %s: twin %s '%s', ours %s '%s'\n", i, argline, want,
+                            json_string_value(json_object_get(c, "message")) ?
+                                json_string_value(json_object_get(c, "message")) : "",
+                            got, msg);
+        }
+        counted[!strcmp(want, "parse") ? 0 : !strcmp(want, "config") ? 1 : !strcmp(want, "ok") ? 2 : 3]++;
+        ct_cli_result_free(&r);
+    }
+    json_decref(doc);
+    /* every outcome is represented, so the comparison means something */
+    assert_true(counted[0] > 100 && counted[1] > 50 && counted[2] > 50 && counted[3] > 10);
+    if (bad) fail_msg("%zu of %zu cases differ from the twin", bad, n);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_int_syntax),       cmocka_unit_test(test_float_syntax),
@@ -598,7 +681,7 @@ int main(void) {
         cmocka_unit_test(test_parse_positionals), cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_other_spec),       cmocka_unit_test(test_help_layout),
         cmocka_unit_test(test_table_defaults),   cmocka_unit_test(test_check_messages),
-        cmocka_unit_test(test_effective),
+        cmocka_unit_test(test_effective),        cmocka_unit_test(test_against_twin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -425,7 +425,15 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
     int first_unknown = -1, first_extra = -1;
     for (int i = 0; i < n; i++) {
         const token *t = &tok[i];
-        if (t->cls == TOK_DDASH) continue;
+        if (t->cls == TOK_DDASH) {
+            /* argparse: a "--" that cannot begin or continue the positional
+             * run is itself left over */
+            if (run == 2) {
+                tok[i].extra = 1;
+                if (first_extra < 0) first_extra = i;
+            }
+            continue;
+        }
         if (t->cls == TOK_POS) {
             if (run < 2) {
                 r->positionals[r->n_positionals++] = a[i];
@@ -494,8 +502,11 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
         char buf[CT_ARGS_ERROR_MAX];
         size_t m = 0;
         buf[0] = '\0';
-        for (int i = first_extra; i < n && m < sizeof buf; i++)
-            if (tok[i].extra) m += (size_t)snprintf(buf + m, sizeof buf - m, "%s%s", m ? " " : "", a[i]);
+        /* named without a "--" left over, unless that is all there is */
+        for (int pass = 0; pass < 2 && !m; pass++)
+            for (int i = first_extra; i < n && m < sizeof buf; i++)
+                if (tok[i].extra && (pass || tok[i].cls != TOK_DDASH))
+                    m += (size_t)snprintf(buf + m, sizeof buf - m, "%s%s", m ? " " : "", a[i]);
         return fail(r, "invalid argument: unrecognized arguments: %s", buf);
     }
     return r->action = CT_ARGS_RUN;

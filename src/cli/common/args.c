@@ -53,7 +53,9 @@ static int numeric_ascii(const char *s, char *buf, size_t cap) {
         if (k <= 0) return 0;
         p += k;
         left -= k;
-        if (py_space(c)) {
+        /* int()/float() strip ASCII " \t\n\v\f\r" and the non-ASCII
+         * Python whitespace (U+001C..U+001F are not stripped there) */
+        if (c < 0x80 ? (c == ' ' || (c >= 0x09 && c <= 0x0D)) : py_space(c)) {
             if (started && n + 1 < cap) buf[n++] = ' '; /* kept only between characters */
             continue;
         }
@@ -314,8 +316,8 @@ static int choice_value(const ct_arg_option *o, const char *v, int *out) {
 
 #define FIELD(T, target, off) ((T *)((char *)(target) + (off)))
 
-static ct_args_action store_value(const ct_arg_option *o, const char *v, void *target,
-                                  ct_args_result *r) {
+static ct_args_action store_value(const ct_args_spec *spec, const ct_arg_option *o, const char *typed,
+                                  const char *v, void *target, ct_args_result *r) {
     char q[600];
     switch (o->kind) {
     case CT_ARG_STRING:
@@ -345,6 +347,9 @@ static ct_args_action store_value(const ct_arg_option *o, const char *v, void *t
         int x;
         if (!choice_value(o, v, &x)) {
             char c[400];
+            if (spec->plain_choice_errors)
+                return typed ? fail(r, "invalid argument: %s", typed)
+                             : fail(r, "invalid argument: %s %s", o->name, v);
             quote(v, q, sizeof q);
             choices_text(o, c, sizeof c);
             /* 0.1.3's wording, the option named twice (sic) */
@@ -397,7 +402,7 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
     if (spec->n_options > CT_ARGS_MAX_OPTIONS) return fail(r, "internal error: too many options");
 
     /* Pass 1: classify every token (ambiguity is an error before anything
-     * runs, as in argparse), and find a declared conflict wherever it is. */
+     * runs, as in argparse). */
     int ddash = 0, ca = -1, cb = -1, seen_a = 0, seen_b = 0;
     if (spec->conflict_a) ca = ct_args_lookup(spec, spec->conflict_a, strlen(spec->conflict_a));
     if (spec->conflict_b) cb = ct_args_lookup(spec, spec->conflict_b, strlen(spec->conflict_b));
@@ -413,20 +418,22 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
             continue;
         }
         if (classify(spec, a[i], &tok[i]) == -2) return fail(r, "ambiguous option: %s", a[i]);
-        if (tok[i].cls == TOK_OPT) {
-            seen_a |= tok[i].opt == ca;
-            seen_b |= tok[i].opt == cb;
-        }
     }
-    if (ca >= 0 && cb >= 0 && seen_a && seen_b)
-        return fail(r, "invalid option: %s conflicts with %s", spec->conflict_a, spec->conflict_b);
 
     /* Pass 2: in order. */
     int run = 0; /* positional run: 0 not begun, 1 in it, 2 over */
     int first_unknown = -1, first_extra = -1;
     for (int i = 0; i < n; i++) {
         const token *t = &tok[i];
-        if (t->cls == TOK_DDASH) continue;
+        if (t->cls == TOK_DDASH) {
+            /* argparse: a "--" that cannot begin or continue the positional
+             * run is itself left over */
+            if (run == 2) {
+                tok[i].extra = 1;
+                if (first_extra < 0) first_extra = i;
+            }
+            continue;
+        }
         if (t->cls == TOK_POS) {
             if (run < 2) {
                 r->positionals[r->n_positionals++] = a[i];
@@ -444,6 +451,12 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
         }
         const ct_arg_option *o = &spec->options[t->opt];
         r->given[t->opt] = 1;
+        /* the second of a conflicting pair is an error where it stands: after
+         * both, even with --alignment none; a help before it wins */
+        seen_a |= t->opt == ca;
+        seen_b |= t->opt == cb;
+        if (ca >= 0 && cb >= 0 && seen_a && seen_b)
+            return fail(r, "invalid option: %s conflicts with %s", spec->conflict_a, spec->conflict_b);
         switch (o->kind) {
         case CT_ARG_HELP:
         case CT_ARG_VERSION:
@@ -468,12 +481,12 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
             break;
         }
         default: {
-            const char *v = t->explicit;
+            const char *v = t->explicit, *typed = t->explicit ? a[i] : NULL;
             if (!v) {
                 if (i + 1 >= n || tok[i + 1].cls != TOK_POS) return fail(r, "missing argument: %s", o->name);
                 v = a[++i];
             }
-            if (store_value(o, v, target, r) != CT_ARGS_RUN) return CT_ARGS_ERROR;
+            if (store_value(spec, o, typed, v, target, r) != CT_ARGS_RUN) return CT_ARGS_ERROR;
         }
         }
     }
@@ -489,8 +502,11 @@ static ct_args_action parse(const ct_args_spec *spec, int argc, char *const *arg
         char buf[CT_ARGS_ERROR_MAX];
         size_t m = 0;
         buf[0] = '\0';
-        for (int i = first_extra; i < n && m < sizeof buf; i++)
-            if (tok[i].extra) m += (size_t)snprintf(buf + m, sizeof buf - m, "%s%s", m ? " " : "", a[i]);
+        /* named without a "--" left over, unless that is all there is */
+        for (int pass = 0; pass < 2 && !m; pass++)
+            for (int i = first_extra; i < n && m < sizeof buf; i++)
+                if (tok[i].extra && (pass || tok[i].cls != TOK_DDASH))
+                    m += (size_t)snprintf(buf + m, sizeof buf - m, "%s%s", m ? " " : "", a[i]);
         return fail(r, "invalid argument: unrecognized arguments: %s", buf);
     }
     return r->action = CT_ARGS_RUN;

@@ -24,7 +24,8 @@
  *     unknown options before them (those are reported only at the end), not
  *     over an earlier bad value;
  *   - a declared conflicting pair (--text-only, --alignment) is an error
- *     wherever the two stand, checked before help;
+ *     where the second of the two stands (even --alignment none), so a
+ *     help after both loses to it and a help before them wins;
  *   - integers and floats follow Python's int()/float() syntax
  *     (ct_args_parse_int/ct_args_parse_float). */
 #ifndef CT_CLI_ARGS_H
@@ -83,6 +84,11 @@ typedef struct ct_args_spec {
     const char *positional_name;
     /* A pair of option names that may not both be given (or NULL). */
     const char *conflict_a, *conflict_b;
+    /* 0: a bad enumerated value reads as cohere-transcribe 0.1.3 words it,
+     * `invalid argument: --device --device: invalid choice "cu"; choose from
+     * auto, mps, cuda, cpu`; 1: as plain OptionParser does (the doctor),
+     * `invalid argument: --mode bogus` (`--mode=bogus` as typed). */
+    int plain_choice_errors;
 } ct_args_spec;
 
 typedef enum ct_args_action {

@@ -144,11 +144,14 @@ INST="$WORK/inst"
 mkdir -p "$INST/bin"
 cp "$DOC" "$INST/bin/"
 IDOC="$INST/bin/cohere-transcribe-doctor"
-if [ ! -e /usr/local/share/cohere-transcribe/silero_vad.onnx ]; then
+# the configured prefix's share/ (CT_INSTALL_DATADIR), as this build tree was configured
+PREFIX=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$CT_BIN/../CMakeCache.txt" 2>/dev/null)
+DATADIR="${PREFIX:-/usr/local}/share"
+if [ ! -e "$DATADIR/cohere-transcribe/silero_vad.onnx" ]; then
   rc=0
   "$IDOC" >"$WORK/inst0" 2>&1 || rc=$?
   [ "$rc" = 1 ] || fail "relocated doctor without weights exited $rc"
-  has "$WORK/inst0" "[FAIL] missing Silero ONNX asset: no silero_vad.onnx at $INST/bin/../share/cohere-transcribe/silero_vad.onnx, /usr/local/share/cohere-transcribe/silero_vad.onnx or $INST/bin/../testdata/silero/silero_vad.onnx"
+  has "$WORK/inst0" "[FAIL] missing Silero ONNX asset: no silero_vad.onnx at $INST/bin/../share/cohere-transcribe/silero_vad.onnx, $DATADIR/cohere-transcribe/silero_vad.onnx or $INST/bin/../testdata/silero/silero_vad.onnx"
   pass "default search: every place named when nothing is found"
 fi
 mkdir -p "$INST/share/cohere-transcribe" "$INST/lib/pkgconfig"

@@ -401,5 +401,11 @@ parse_error "needless argument: --model-access=yes" --model-access=yes
 parse_error "invalid option: -x" -x
 parse_error "invalid option: --bogus" --bogus --mode word
 parse_error "invalid argument: --mode bogus" --mode bogus --help
+# a value that starts with '-' but holds a space, a lone '-' or a negative number is a value (argparse)
+run_doc 1 "$WORK/dash" --vad-weights "$W" --model "-a b"
+grep -qx "\[FAIL\] ASR model or adapter validation: CT_ERR_INVALID_ARG: --model must be a valid Hugging Face repository ID or local directory: .*" "$WORK/dash" ||
+  fail "--model '-a b': $(cat "$WORK/dash")"
+run_doc 1 "$WORK/dash2" --vad-weights - --model-access --model "$TINY"
+has "$WORK/dash2" "[FAIL] missing Silero ONNX asset: -"
 pass "command line: help, and every parse error exits 2 with the help and its message"
 echo "doctor: all passed"

@@ -183,7 +183,10 @@ int main(int argc, char **argv) {
         if (eq) {
             v = eq + 1;
         } else {
-            if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] && !negative_number(argv[i + 1])))
+            /* the next token, unless it looks like an option (argparse: a lone
+             * "-", a negative number or a token with a space is a value) */
+            const char *nx = i + 1 < argc ? argv[i + 1] : NULL;
+            if (!nx || (nx[0] == '-' && nx[1] && !negative_number(nx) && !strchr(nx, ' ')))
                 die("missing argument: %s", a);
             v = argv[++i];
         }

@@ -138,7 +138,7 @@ ct_status ct_doctor_silero_path(const ct_doctor_options *o, char *buf, size_t ca
         *from = "$" CT_SILERO_WEIGHTS_ENV_ALT;
     }
     if (!spec || !*spec) {
-        *from = "the installed copy";
+        *from = "found by the default search";
         return ct_silero_default_path(buf, cap);
     }
     if (ct_fs_is_dir(spec)) return ct_path_join(buf, cap, spec, CT_SILERO_WEIGHTS_FILE);
@@ -159,7 +159,7 @@ void ct_doctor_check_silero_asset(const ct_doctor_options *o, ct_doctor_report_f
     char path[4096];
     const char *from;
     ct_status st = ct_doctor_silero_path(o, path, sizeof path, &from);
-    if (st == CT_ERR_NOT_FOUND && !strcmp(from, "the installed copy")) {
+    if (st == CT_ERR_NOT_FOUND && !strcmp(from, "found by the default search")) {
         SAY(fn, user, CT_DOCTOR_FAIL, "missing Silero ONNX asset: %s", ct_last_error());
         return;
     }
@@ -256,8 +256,11 @@ void ct_doctor_check_runtime(const ct_doctor_options *o, ct_doctor_report_fn fn,
         cv && cv->ssl_version ? cv->ssl_version : "no TLS");
     /* where the engine's code lives: the shared library, or this program when linked statically */
     Dl_info di;
-    const char *lib = dladdr((void *)ct_version, &di) && di.dli_fname ? di.dli_fname : "(unknown location)";
-    SAY(fn, user, CT_DOCTOR_OK, "native Cohere ASR runtime: %s (cohere-transcribe %s)", lib, ct_version());
+    const char *lib = dladdr((void *)ct_version, &di) && di.dli_fname ? di.dli_fname : NULL;
+    char *real = lib ? realpath(lib, NULL) : NULL;
+    SAY(fn, user, CT_DOCTOR_OK, "native Cohere ASR runtime: %s (cohere-transcribe %s)",
+        real ? real : lib ? lib : "(unknown location)", ct_version());
+    free(real);
     report_cpu(fn, user);
 
     const char *why = "";

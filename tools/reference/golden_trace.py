@@ -69,6 +69,42 @@ def _install_observers(trace_path):
     execution.generate_asr_batch = observed_generate_asr_batch
 
 
+def _install_alignment_observers(trace_path, emissions_dir):
+    """Word mode: keep each file's CTC emissions (log-probs, the extra <star>
+    column included, exactly what align_words receives) and each segment's
+    normalised/romanised aligner tokens."""
+    import numpy as np
+    from cohere_transcribe.alignment import text_utils
+    from cohere_transcribe.output import pipeline
+
+    original_emissions = pipeline.compute_emissions_streaming
+
+    def observed_emissions(audio, model, batch_size, label):
+        emissions, stride = original_emissions(audio, model, batch_size, label)
+        if emissions_dir:
+            os.makedirs(emissions_dir, exist_ok=True)
+            np.save(os.path.join(emissions_dir, label + ".npy"), emissions)
+        with open(trace_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"emissions": label, "frames": int(emissions.shape[0]),
+                                 "columns": int(emissions.shape[1]), "stride_ms": stride,
+                                 "audio_samples": int(len(audio))}) + "\n")
+        return emissions, stride
+
+    pipeline.compute_emissions_streaming = observed_emissions
+
+    original_pre = text_utils.preprocess_text
+
+    def observed_preprocess_text(text, language, *a, **k):
+        tokens_starred, text_starred = original_pre(text, language, *a, **k)
+        with open(trace_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"preprocess_text": text, "language": language,
+                                 "tokens_starred": tokens_starred,
+                                 "text_starred": text_starred}, ensure_ascii=False) + "\n")
+        return tokens_starred, text_starred
+
+    text_utils.preprocess_text = observed_preprocess_text
+
+
 def ref_index_in(indices, sample_index):
     return int(sample_index) in {int(i) for i in indices}
 
@@ -76,9 +112,18 @@ def ref_index_in(indices, sample_index):
 def main():
     argv = sys.argv[1:]
     trace_path = os.environ.get("GOLDEN_TRACE")
+    if os.environ.get("GOLDEN_CPU_COUNT"):
+        # The original probes input durations with min(files, 8, cpu_count // 2)
+        # workers but, with one worker, probes only the first file; unprobed
+        # files are isolated in their own preparation group (one file per
+        # batch). Pretending to have more cores shows its grouping on a
+        # bigger machine.
+        n = int(os.environ["GOLDEN_CPU_COUNT"])
+        os.cpu_count = lambda: n
     sys.argv = ["cohere-transcribe"] + argv
     if trace_path:
         _install_observers(trace_path)
+        _install_alignment_observers(trace_path, os.environ.get("GOLDEN_EMISSIONS"))
     from cohere_transcribe.cli import cli
     raise SystemExit(cli())
 

@@ -66,6 +66,10 @@ def src(name):
 SETS = [
     ("default", CLIPS, BUDGET,
      "defaults (Silero packed torch, language ar, segment timing, cues 80/6/0.6)"),
+    ("default-grouped", CLIPS, BUDGET,
+     "as default, but the original believes it has 8 CPUs (GOLDEN_CPU_COUNT=8 in the tracing "
+     "wrapper): it then probes every input, puts all six files in one preparation group and "
+     "batches segments across files, longest first (what it does on a >= 4-core host)"),
     ("lang-en", CLIPS, ["--language", "en"] + BUDGET,
      "--language en (the original's default language is ar)"),
     ("vad-auditok", CLIPS, ["--vad", "auditok"] + BUDGET, "energy VAD"),
@@ -87,6 +91,22 @@ SETS = [
     ("truncation-warn", ["c1_en_us_3s.wav", "c3_fr_ar_10s.wav", "c5_es_en_34s.wav"],
      ["--max-new-tokens", "20", "--max-retry-tokens", "114", "--truncation-policy", "warn"],
      "budget 20, no retry: rows stop at 20 tokens and are flagged token_limit"),
+]
+
+# Extra environment of a set (read by golden_trace.py).
+SET_ENV = {"default-grouped": {"GOLDEN_CPU_COUNT": "8"}}
+
+# Word mode needs the aligner: the tiny random one in tests/fixtures/tiny-aligner
+# (an HF cache; see make_tiny_aligner.py). Emissions are kept per file.
+WORD = ["--alignment", "word"]
+WORD_SETS = [
+    ("word-en", ["c1_en_us_3s.wav", "c5_es_en_34s.wav"], ["--language", "en"] + WORD + BUDGET,
+     "word alignment (tiny random MMS aligner), English prompt, several segments per file"),
+    ("word-ar", ["ar_pauses_17s.flac", "c3_fr_ar_10s.wav"], ["--language", "ar"] + WORD + BUDGET,
+     "word alignment, Arabic (uroman romanisation), several segments per file"),
+    ("word-cues", ["c4_en_gb_30s.wav"],
+     ["--language", "en"] + WORD + ["--max-chars", "20", "--max-cue-dur", "2", "--max-gap", "0.2"] + BUDGET,
+     "word alignment with tight cue limits, so word cues split"),
 ]
 
 
@@ -250,10 +270,13 @@ def stage_inputs(set_name, inputs):
 
 
 def trace_summary(trace_path, paths):
-    calls = []
+    records = []
     if os.path.exists(trace_path):
         with open(trace_path, encoding="utf-8") as fh:
-            calls = [json.loads(line) for line in fh if line.strip()]
+            records = [json.loads(line) for line in fh if line.strip()]
+    calls = [r for r in records if "call" in r]
+    emissions = [r for r in records if "emissions" in r]
+    aligner_text = [r for r in records if "preprocess_text" in r]
     files = {}
     for c in calls:
         for r in c["rows"]:
@@ -270,10 +293,73 @@ def trace_summary(trace_path, paths):
             }
     final = {name: [dict(index=int(k), **v) for k, v in sorted(segs.items(), key=lambda kv: int(kv[0]))]
              for name, segs in sorted(files.items())}
-    return {"calls": calls, "final_segments": final}
+    out = {"calls": calls, "final_segments": final}
+    if emissions:
+        out["emissions"] = emissions
+    if aligner_text:
+        out["aligner_text"] = aligner_text
+    return out
 
 
-def run_set(name, inputs, extra, desc, vers):
+def save_emissions(em_dir, dest):
+    """All files' emissions of a set in one safetensors file, tensor name = the
+    audio file name, F32 [frames, 32] (31 aligner classes + the <star> column)."""
+    if not os.path.isdir(em_dir):
+        return
+    import numpy as np
+    from safetensors.numpy import save_file
+    tensors = {}
+    for f in sorted(os.listdir(em_dir)):
+        if f.endswith(".npy"):
+            tensors[f[:-4]] = np.ascontiguousarray(np.load(os.path.join(em_dir, f)), dtype=np.float32)
+    save_file(tensors, os.path.join(dest, "emissions.safetensors"),
+              metadata={"generator": "tools/reference/make_golden.py",
+                        "content": "log_softmax emissions as align_words receives them; "
+                                   "last column is <star> (0.0)"})
+
+
+def snapshot_out(d):
+    out = {}
+    for f in sorted(os.listdir(d)):
+        out[f] = sha256_file(os.path.join(d, f))
+    return out
+
+
+def run_followups(name, argv, paths):
+    """Re-runs on the finished output folder: `--existing skip` (every set is
+    verified complete: no model load, nothing written) and `--existing
+    overwrite` (the ASR checkpoints are reused, outputs re-rendered). Records
+    what the original said and which files changed; the folder committed as
+    <set>/out is the first run's."""
+    results = []
+    for policy in ("skip", "overwrite"):
+        before = snapshot_out(paths["{out}"])
+        fu_argv = argv + ["--existing", policy]
+        fu_argv[fu_argv.index("{profile}")] = "{profile}." + policy
+        proc = subprocess.run([ORIG_BIN] + expand(fu_argv, paths), capture_output=True,
+                              env=child_env(), cwd=RUN_ROOT)
+        after = snapshot_out(paths["{out}"])
+        prof_path = paths["{profile}"] + "." + policy
+        prof = None
+        if os.path.exists(prof_path):
+            with open(prof_path, encoding="utf-8") as fh:
+                p = json.load(fh)
+            prof = {"timings.asr_load_seconds": p["timings"]["asr_load_seconds"],
+                    "asr.batches": p["asr"]["batches"],
+                    "files[].resumed_from_asr_checkpoint": [f.get("resumed_from_asr_checkpoint") for f in p["files"]],
+                    "files[].published": [f.get("published") for f in p["files"]]}
+        results.append({
+            "argv": fu_argv,
+            "exit_code": proc.returncode,
+            "stdout": unexpand(proc.stdout.decode("utf-8", "replace"), paths),
+            "stderr": unexpand(proc.stderr.decode("utf-8", "replace"), paths),
+            "changed_files": sorted(f for f in set(before) | set(after) if before.get(f) != after.get(f)),
+            "profile_excerpt": prof,
+        })
+    return results
+
+
+def run_set(name, inputs, extra, desc, vers, word=False):
     paths = run_root_paths(name)
     stage_inputs(name, inputs)
     os.makedirs(paths["{out}"])
@@ -282,8 +368,12 @@ def run_set(name, inputs, extra, desc, vers):
         argv += FORMATS
     trace_path = os.path.join(RUN_ROOT, "trace-%s.jsonl" % name)
     cmd = [sys.executable, TRACE] + expand(argv, paths)
-    proc = subprocess.run(cmd, capture_output=True, env=child_env({"GOLDEN_TRACE": trace_path}),
-                          cwd=RUN_ROOT)
+    env_extra = {"GOLDEN_TRACE": trace_path}
+    env_extra.update(SET_ENV.get(name, {}))
+    em_dir = os.path.join(RUN_ROOT, "emissions-" + name)
+    if word:
+        env_extra.update({"HF_HUB_CACHE": ALIGNER_HUB, "GOLDEN_EMISSIONS": em_dir})
+    proc = subprocess.run(cmd, capture_output=True, env=child_env(env_extra), cwd=RUN_ROOT)
     dest = os.path.join(GOLDEN, name)
     if os.path.exists(dest):
         shutil.rmtree(dest)
@@ -293,6 +383,8 @@ def run_set(name, inputs, extra, desc, vers):
     with open(os.path.join(dest, "trace.json"), "w", encoding="utf-8") as fh:
         json.dump(trace_summary(trace_path, paths), fh, ensure_ascii=False, indent=1)
         fh.write("\n")
+    if word:
+        save_emissions(em_dir, dest)
     outputs = sorted(os.listdir(paths["{out}"]))
     case = {
         "name": name,
@@ -306,6 +398,14 @@ def run_set(name, inputs, extra, desc, vers):
         "outputs": outputs,
         "paths": paths,
     }
+    if name == "default":
+        case["followups"] = run_followups(name, argv, paths)
+    if name in SET_ENV:
+        case["wrapper_environment"] = SET_ENV[name]
+    if word:
+        case["environment"] = {"HF_HUB_CACHE": "tests/fixtures/tiny-aligner/hub", "HF_HUB_OFFLINE": "1"}
+        for k in ("stdout", "stderr"):
+            case[k] = case[k].replace(ALIGNER_HUB, "{aligner_hub}")
     print("  %-16s rc=%d  %d files" % (name, proc.returncode, len(outputs)), flush=True)
     return case
 
@@ -444,7 +544,11 @@ CLI_CASES = [
     ("no-audio-found-non-recursive", ["nested", "--no-recursive"] + M, "audio only in a subdirectory"),
     ("missing-input", ["nope.wav"] + M, "input does not exist"),
     ("input-not-regular", ["/dev/null"] + M, "character device"),
-    ("output-collides-input", ["a.wav", "--formats", "wav"] + M, "wav is not a format"),
+    ("formats-wav", ["a.wav", "--formats", "wav"] + M, "wav is not a format"),
+    ("output-collides-input", ["clip.txt", "--formats", "txt"] + M,
+     "a file input of any extension; its txt output would overwrite it"),
+    ("output-collision", ["a.wav", "same/a.flac", "--output-dir", "o"] + M, "two inputs claim the same outputs"),
+    ("float-neg-inf-equals", ["a.wav", "--max-dur=-inf"] + M, "--opt=value takes a dash value"),
     ("profile-collides-input", ["a.wav", "--profile-json", "a.wav"] + M, "profile path equals the input"),
     ("profile-collides-output", ["a.wav", "--profile-json", "a.txt"] + M, "profile path equals an output"),
 ]
@@ -461,10 +565,21 @@ def prepare_cli_root():
     os.makedirs(os.path.join(CLI_ROOT, "nested", "sub"))
     shutil.copyfile(os.path.join(FIX, "audio", "c0_tones_1s.wav"),
                     os.path.join(CLI_ROOT, "nested", "sub", "n.wav"))
+    shutil.copyfile(os.path.join(FIX, "audio", "c0_tones_1s.wav"), os.path.join(CLI_ROOT, "clip.txt"))
+    os.makedirs(os.path.join(CLI_ROOT, "same"))
+    shutil.copyfile(os.path.join(FIX, "audio", "c0_tones_1s.wav"), os.path.join(CLI_ROOT, "same", "a.flac"))
     os.makedirs(os.path.join(CLI_ROOT, "done"))
     shutil.copyfile(os.path.join(FIX, "audio", "c0_tones_1s.wav"), os.path.join(CLI_ROOT, "done", "x.wav"))
     with open(os.path.join(CLI_ROOT, "done", "x.txt"), "w") as fh:
         fh.write("an earlier transcript\n")
+
+
+def tree_files(root):
+    return {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
+
+
+def tree_dirs(root):
+    return {os.path.relpath(os.path.join(d, x), root) for d, xs, _ in os.walk(root) for x in xs}
 
 
 def run_cli(cmd, env_extra=None):
@@ -479,21 +594,31 @@ def run_cli(cmd, env_extra=None):
 
 def make_cli(aligner_hub=None):
     prepare_cli_root()
+    initial = tree_files(CLI_ROOT)
+    initial_dirs = tree_dirs(CLI_ROOT)
     cases = []
     for name, argv, what in CLI_CASES:
         r = run_cli([ORIG_BIN] + argv)
         # the [1/4] stage line and a failed run leave no outputs behind, but a
         # case must never have transcribed: check, so the table stays honest
-        left = sorted(f for f in os.listdir(CLI_ROOT) if f.endswith((".txt", ".srt", ".vtt", ".json")))
+        left = sorted(tree_files(CLI_ROOT) - initial)
         if left:
             raise SystemExit("cli case %s wrote outputs: %s" % (name, left))
-        cases.append(dict(name=name, argv=argv, checks=what, **r))
+        # an --output-dir is created before planning fails: note it, remove it
+        new_dirs = sorted(tree_dirs(CLI_ROOT) - initial_dirs)
+        for d in reversed(new_dirs):
+            os.rmdir(os.path.join(CLI_ROOT, d))
+        case = dict(name=name, argv=argv, checks=what, **r)
+        if new_dirs:
+            case["created_directories"] = new_dirs
+        cases.append(case)
         print("  %-36s rc=%d" % (name, r["exit_code"]), flush=True)
     write_json(os.path.join(GOLDEN, "cli_cases.json"), {
         "generator": "tools/reference/make_golden.py --part cli",
         "command": "cohere-transcribe (PyPI cohere-transcribe==0.1.4, argparse)",
         "cwd": "{root} = " + CLI_ROOT + ": model/ (tests/fixtures/tiny-product), a.wav (c1), "
-               "b.wav (c0), empty/, nested/sub/n.wav, done/x.wav with done/x.txt present",
+               "b.wav (c0), clip.txt (c0), same/a.flac (c0), empty/, nested/sub/n.wav, "
+               "done/x.wav with done/x.txt present",
         "environment": "as cases.json (CPU only, HF_HUB_OFFLINE=1, empty HF_HUB_CACHE, no HF_TOKEN)",
         "versions": versions(),
         "cases": cases,
@@ -547,29 +672,32 @@ def write_json(path, obj):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", help="option sets to (re)make; default all")
-    ap.add_argument("--part", nargs="*", default=["sets"],
+    ap.add_argument("--part", nargs="*", default=["sets", "word", "cli", "silero"],
                     choices=["sets", "cli", "word", "silero"], help="what to make")
     ap.add_argument("--regen-audio", action="store_true", help="remake the Arabic clip")
     args = ap.parse_args()
     vers = versions()
     make_tiny_product()
     make_ar_clip(args.regen_audio)
-    if "sets" in args.part:
+    if "word" in args.part and not os.path.isdir(ALIGNER_HUB):
+        subprocess.run([sys.executable, os.path.join(HERE, "make_tiny_aligner.py")], check=True)
+    if "sets" in args.part or "word" in args.part:
         prepare_root()
     os.makedirs(GOLDEN, exist_ok=True)
     cases_path = os.path.join(GOLDEN, "cases.json")
-    if "sets" in args.part:
+    if "sets" in args.part or "word" in args.part:
         old = {}
-        if os.path.exists(cases_path) and args.only:
+        if os.path.exists(cases_path):
             with open(cases_path, encoding="utf-8") as fh:
                 old = {c["name"]: c for c in json.load(fh)["sets"]}
         cases = []
-        for name, inputs, extra, desc in SETS:
-            if args.only and name not in args.only:
-                if name in old:
-                    cases.append(old[name])
-                continue
-            cases.append(run_set(name, inputs, extra, desc, vers))
+        all_sets = [s + (False,) for s in SETS] + [s + (True,) for s in WORD_SETS]
+        for name, inputs, extra, desc, word in all_sets:
+            wanted = ("word" if word else "sets") in args.part and (not args.only or name in args.only)
+            if wanted:
+                cases.append(run_set(name, inputs, extra, desc, vers, word))
+            elif name in old:
+                cases.append(old[name])
         write_json(cases_path, {
             "generator": "tools/reference/make_golden.py",
             "run_root": RUN_ROOT,
@@ -581,6 +709,9 @@ def main():
             "versions": vers,
             "sets": cases,
         })
+    if "silero" in args.part:
+        subprocess.run([sys.executable, os.path.join(HERE, "golden_silero.py")], check=True,
+                       env=child_env())
     if "cli" in args.part:
         make_cli(aligner_hub=ALIGNER_HUB if os.path.isdir(ALIGNER_HUB) else None)
 

@@ -183,7 +183,7 @@ static void test_malformed(void **state) {
     tinfo(&m, "q", 1, ne, 2, 0); /* Q4_0 */
     pad(&m, 32);
     data(&m, 32);
-    expect_bad(&m, CT_ERR_UNSUPPORTED, "tensor 'q' has ggml type 2");
+    expect_bad(&m, CT_ERR_UNSUPPORTED, "tensor 'q' has ggml type 2 (Q4_0)");
     header(&m, 3, 1, 0);
     tinfo(&m, "z", 0, ne, 0, 0);
     expect_bad(&m, CT_ERR_FORMAT, "tensor 'z': 0 dimensions");
@@ -532,6 +532,25 @@ static void test_reference_gguf(void **state) {
     ct_test_rmtree(d1);
 }
 
+/* A CrispASR-style Q8_0 file (tools/reference/make_gguf_fixture.py --q8_0)
+ * is refused, naming the file, the tensor, its type and the supported types:
+ * no int8 compute path exists yet (issue 17, item 5). */
+static void test_q8_0_refused(void **state) {
+    (void)state;
+    const char *p = CT_FIXTURE("gguf/crisp-tiny-q8_0.gguf");
+    ct_checkpoint *ck = (ct_checkpoint *)0x1;
+    CT_ASSERT_STATUS(ct_checkpoint_open(p, &ck), CT_ERR_UNSUPPORTED);
+    assert_null(ck);
+    CT_ASSERT_ERROR_HAS("crisp-tiny-q8_0.gguf: tensor '");
+    CT_ASSERT_ERROR_HAS("has ggml type 8 (Q8_0)");
+    CT_ASSERT_ERROR_HAS("the supported tensor types are F32, F16 and BF16");
+    char d[4096];
+    snprintf(d, sizeof d, "%s/back", ct_test_tmpdir());
+    CT_ASSERT_STATUS(ct_convert_from_gguf(p, d, CT_CONVERT_KEEP_DTYPE), CT_ERR_UNSUPPORTED);
+    CT_ASSERT_ERROR_HAS("(Q8_0)");
+    assert_false(ct_fs_is_dir(d));
+}
+
 static void test_names(void **state) {
     (void)state;
     const char *pairs[][2] = {
@@ -566,7 +585,7 @@ int main(void) {
         cmocka_unit_test(test_malformed),     cmocka_unit_test(test_writer_types),
         cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_writer_failure_is_sticky),
         cmocka_unit_test(test_name_collision),    cmocka_unit_test(test_reference_gguf),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_names),         cmocka_unit_test(test_q8_0_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

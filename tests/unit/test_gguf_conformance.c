@@ -19,30 +19,8 @@
 #include "model/convert.h"
 #include "model/gguf.h"
 #include "model/tokenizer.h"
+#include "model_testutil.h"
 #include "testutil.h"
-
-static void copy_file(const char *from, const char *dir, const char *name) {
-    char *b;
-    size_t n;
-    CT_ASSERT_OK(ct_fs_read_all(from, (size_t)1 << 28, &b, &n));
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    ct_test_write_file(p, b, n);
-    free(b);
-}
-
-/* fixture's files in a fresh dir, with tokenizer_file as its tokenizer.json */
-static const char *model_dir(const char *fixture, const char *tokenizer_file) {
-    const char *d = ct_test_tmpdir();
-    const char *files[] = {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors"};
-    char p[4096];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s/%s", fixture, files[i]);
-        copy_file(p, d, files[i]);
-    }
-    copy_file(tokenizer_file, d, "tokenizer.json");
-    return d;
-}
 
 /* ---- the rules ------------------------------------------------------------ */
 
@@ -258,7 +236,7 @@ static const char *dtype_arg_name(int d) { return d == CT_CONVERT_KEEP_DTYPE ? "
 
 /* Convert one variant at every dtype and check each file. */
 static void check_variant(const char *fixture, const char *tokenizer_file, ct_dtype stored) {
-    const char *dir = model_dir(CT_FIXTURE(fixture), tokenizer_file);
+    const char *dir = ct_test_model_copy(CT_FIXTURE(fixture), tokenizer_file);
     ct_checkpoint *src, *hub;
     CT_ASSERT_OK(ct_checkpoint_open(dir, &src));
     CT_ASSERT_OK(ct_checkpoint_open(CT_FIXTURE("tiny-nemo"), &hub));
@@ -357,7 +335,7 @@ static void test_layouts_agree(void **state) {
 /* The conversion of tiny-hf with this tokenizer.json text is refused with
  * `want`, and no file appears. */
 static void expect_refused(const char *tokenizer_text, const char *want) {
-    const char *dir = model_dir(CT_FIXTURE("tiny-hf"), CT_FIXTURE("tokenizer.json"));
+    const char *dir = ct_test_model_copy(CT_FIXTURE("tiny-hf"), CT_FIXTURE("tokenizer.json"));
     ct_test_write_text(dir, "tokenizer.json", tokenizer_text);
     char out[4096];
     snprintf(out, sizeof out, "%s/m.gguf", dir);
@@ -416,7 +394,7 @@ static void test_refuses_bad_vocab(void **state) {
     expect_refused(t, "missing prompt token <|endoftext|>");
     free(t);
     /* no tokenizer.json at all: not a model the engine runs */
-    const char *dir = model_dir(CT_FIXTURE("tiny-hf"), CT_FIXTURE("tokenizer.json"));
+    const char *dir = ct_test_model_copy(CT_FIXTURE("tiny-hf"), CT_FIXTURE("tokenizer.json"));
     char p[4096], out[4096];
     snprintf(p, sizeof p, "%s/tokenizer.json", dir);
     assert_int_equal(remove(p), 0);

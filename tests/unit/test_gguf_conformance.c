@@ -405,6 +405,94 @@ static void test_refuses_bad_vocab(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* src → dst with every tokenizer.* key left out except a tokens list of the
+ * first n_tokens pieces (none when < 0), and tokenizer.huggingface.json kept
+ * when keep_json: GGUFs that another writer (or an edit) could produce. */
+static void copy_with_vocab(const char *src, const char *dst, int n_tokens, int keep_json) {
+    ct_gguf *g;
+    CT_ASSERT_OK(ct_gguf_open(src, &g));
+    ct_gguf_writer *w;
+    CT_ASSERT_OK(ct_gguf_writer_create(dst, &w));
+    for (size_t i = 0; i < ct_gguf_kv_count(g); i++) {
+        const char *k = ct_gguf_kv_key(g, i);
+        const ct_gguf_value *v = ct_gguf_kv_value(g, i);
+        if (!strcmp(k, "tokenizer.ggml.tokens")) {
+            if (n_tokens < 0) continue;
+            const char **p = malloc(sizeof *p * (size_t)n_tokens + 1);
+            for (int t = 0; t < n_tokens; t++) p[t] = v->arr.items[t].str.s;
+            CT_ASSERT_OK(ct_gguf_writer_set_str_array(w, k, p, (size_t)n_tokens));
+            free(p);
+        } else if (!strcmp(k, "tokenizer.huggingface.json")) {
+            if (keep_json) CT_ASSERT_OK(ct_gguf_writer_set_str(w, k, v->str.s));
+        } else if (!strncmp(k, "tokenizer.", 10)) {
+            continue;
+        } else if (v->type == CT_GGUF_U32) {
+            CT_ASSERT_OK(ct_gguf_writer_set_u32(w, k, (uint32_t)v->u));
+        } else if (v->type == CT_GGUF_STRING) {
+            CT_ASSERT_OK(ct_gguf_writer_set_str(w, k, v->str.s));
+        } else if (v->type == CT_GGUF_ARRAY && v->arr.elem == CT_GGUF_STRING) {
+            const char **p = malloc(sizeof *p * (size_t)v->arr.n + 1);
+            for (uint64_t t = 0; t < v->arr.n; t++) p[t] = v->arr.items[t].str.s;
+            CT_ASSERT_OK(ct_gguf_writer_set_str_array(w, k, p, (size_t)v->arr.n));
+            free(p);
+        } else {
+            fail_msg("key %s: type %d not copied", k, v->type);
+        }
+    }
+    for (size_t i = 0; i < ct_gguf_tensor_count(g); i++) {
+        const ct_st_tensor *t = ct_gguf_tensor_at(g, i);
+        CT_ASSERT_OK(ct_gguf_writer_add_tensor(w, t->name, t->dtype, t->ndim, t->shape));
+    }
+    for (size_t i = 0; i < ct_gguf_tensor_count(g); i++) CT_ASSERT_OK(ct_gguf_writer_write(w, ct_gguf_tensor_at(g, i)->data));
+    CT_ASSERT_OK(ct_gguf_writer_finish(w));
+    ct_gguf_writer_free(w);
+    ct_gguf_free(g);
+}
+
+/* GGUF → directory refuses a vocabulary the engine would refuse, before
+ * writing anything; ct_convert_load_tokenizer (what fetch --check uses) reads
+ * the same vocabulary. */
+static void test_from_gguf_refuses_bad_vocab(void **state) {
+    (void)state;
+    const char *d = ct_test_tmpdir();
+    char good[4096], bad[4096], out[4096];
+    snprintf(good, sizeof good, "%s/good.gguf", d);
+    snprintf(bad, sizeof bad, "%s/bad.gguf", d);
+    snprintf(out, sizeof out, "%s/out", d);
+    CT_ASSERT_OK(ct_convert_to_gguf(CT_FIXTURE("tiny-hf"), good, CT_CONVERT_KEEP_DTYPE));
+    /* CrispASR-style: tokens only, no embedded file: still runs */
+    copy_with_vocab(good, bad, 495, 0);
+    ct_tokenizer *tok;
+    CT_ASSERT_OK(ct_convert_load_tokenizer(bad, &tok));
+    assert_int_equal(ct_tokenizer_vocab_size(tok), 495);
+    CT_ASSERT_OK(ct_tokenizer_check_model(tok, 495, -1, bad, NULL));
+    ct_tokenizer_free(tok);
+    CT_ASSERT_OK(ct_convert_from_gguf(bad, out, CT_CONVERT_KEEP_DTYPE));
+    ct_test_rmtree(d);
+    d = ct_test_tmpdir();
+    snprintf(good, sizeof good, "%s/good.gguf", d);
+    snprintf(bad, sizeof bad, "%s/bad.gguf", d);
+    snprintf(out, sizeof out, "%s/out", d);
+    CT_ASSERT_OK(ct_convert_to_gguf(CT_FIXTURE("tiny-hf"), good, CT_CONVERT_KEEP_DTYPE));
+    /* no vocabulary */
+    copy_with_vocab(good, bad, -1, 0);
+    CT_ASSERT_STATUS(ct_convert_from_gguf(bad, out, CT_CONVERT_KEEP_DTYPE), CT_ERR_NOT_FOUND);
+    CT_ASSERT_ERROR_HAS("carries no vocabulary");
+    assert_false(ct_fs_is_dir(out));
+    /* 100 tokens for a 495-token model */
+    copy_with_vocab(good, bad, 100, 0);
+    CT_ASSERT_STATUS(ct_convert_from_gguf(bad, out, CT_CONVERT_KEEP_DTYPE), CT_ERR_FORMAT);
+    CT_ASSERT_ERROR_HAS("bad.gguf: missing prompt token");
+    assert_false(ct_fs_is_dir(out));
+    CT_ASSERT_STATUS(ct_convert_load_tokenizer(bad, &tok), CT_ERR_FORMAT);
+    /* tokens edited after conversion: they no longer match the embedded file */
+    copy_with_vocab(good, bad, 494, 1);
+    CT_ASSERT_STATUS(ct_convert_from_gguf(bad, out, CT_CONVERT_KEEP_DTYPE), CT_ERR_FORMAT);
+    CT_ASSERT_ERROR_HAS("tokenizer.huggingface.json has 495 pieces, tokenizer.ggml.tokens 494");
+    assert_false(ct_fs_is_dir(out));
+    ct_test_rmtree(d);
+}
+
 /* The shared check itself, on the fixture tokenizer. */
 static void test_check_model(void **state) {
     (void)state;
@@ -428,7 +516,7 @@ int main(void) {
         cmocka_unit_test(test_hf_unigram),    cmocka_unit_test(test_hf_bpe),
         cmocka_unit_test(test_nemo_unigram),  cmocka_unit_test(test_nemo_bpe),
         cmocka_unit_test(test_layouts_agree), cmocka_unit_test(test_refuses_bad_vocab),
-        cmocka_unit_test(test_check_model),
+        cmocka_unit_test(test_check_model),   cmocka_unit_test(test_from_gguf_refuses_bad_vocab),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

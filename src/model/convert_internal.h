@@ -30,6 +30,12 @@ void ct_convert_vocab_free(ct_convert_vocab *v);
  * tokenizer.huggingface.json. */
 ct_status ct_convert_vocab_put(ct_gguf_writer *w, const ct_convert_vocab *v);
 
+/* tokenizer.json text (malloc'd, NUL-terminated) for an open GGUF: the
+ * embedded file (refused when it does not match tokenizer.ggml.tokens), else
+ * one made from the token arrays (CrispASR's files). CT_ERR_NOT_FOUND when
+ * there is neither. Not checked against a model. */
+ct_status ct_convert_gguf_tokenizer_text(const ct_gguf *g, const char *label, char **text, size_t *len);
+
 /* The tokenizer.json text for a GGUF (the embedded file, else one made from
  * tokenizer.ggml.*), refused unless the engine would run it with a model of
  * config c. CT_ERR_NOT_FOUND when the GGUF carries no vocabulary. */

@@ -115,13 +115,12 @@ static ct_status check_embedded(const char *label, const ct_gguf_value *tok, con
     return s;
 }
 
-/* tokenizer.json text for a GGUF: the embedded file, else one made from the
- * token arrays (CrispASR's files). CT_ERR_NOT_FOUND when there is neither. */
-static ct_status gguf_tokenizer_text(const ct_gguf *g, const char *label, char **text, size_t *len) {
+ct_status ct_convert_gguf_tokenizer_text(const ct_gguf *g, const char *label, char **text, size_t *len) {
     *text = NULL;
     const ct_gguf_value *tok = token_list(g), *hf = ct_gguf_find(g, HF_JSON_KEY);
     if (hf) {
-        if (hf->type != CT_GGUF_STRING) return ct_fail(CT_ERR_FORMAT, "%s: " HF_JSON_KEY " is not a string", label);
+        if (hf->type != CT_GGUF_STRING || strlen(hf->str.s) != hf->str.len)
+            return ct_fail(CT_ERR_FORMAT, "%s: " HF_JSON_KEY " is not a string without NUL bytes", label);
         CT_TRY(check_embedded(label, tok, hf->str.s, hf->str.len));
         if (!(*text = malloc(hf->str.len + 1))) return ct_fail(CT_ERR_OOM, "%s: out of memory", label);
         memcpy(*text, hf->str.s, hf->str.len + 1);
@@ -158,7 +157,7 @@ ct_status ct_convert_gguf_tokenizer(const char *gguf, const char *path) {
     CT_TRY(ct_gguf_open(gguf, &g));
     char *text;
     size_t len;
-    ct_status s = gguf_tokenizer_text(g, gguf, &text, &len);
+    ct_status s = ct_convert_gguf_tokenizer_text(g, gguf, &text, &len);
     ct_gguf_free(g);
     if (s != CT_OK) return s;
     s = ct_fs_write_atomic(path, text, len);
@@ -170,7 +169,7 @@ ct_status ct_convert_gguf_vocab_text(const char *gguf, const ct_model_config *c,
     *text = NULL;
     ct_gguf *g;
     CT_TRY(ct_gguf_open(gguf, &g));
-    ct_status s = gguf_tokenizer_text(g, gguf, text, len);
+    ct_status s = ct_convert_gguf_tokenizer_text(g, gguf, text, len);
     ct_gguf_free(g);
     if (s == CT_ERR_NOT_FOUND)
         s = ct_fail(CT_ERR_NOT_FOUND, "%s: the GGUF carries no vocabulary (tokenizer.ggml.tokens): the engine cannot "
@@ -197,7 +196,7 @@ ct_status ct_convert_load_tokenizer(const char *model, ct_tokenizer **out) {
     CT_TRY(ct_gguf_open(model, &g));
     char *text;
     size_t len;
-    ct_status s = gguf_tokenizer_text(g, model, &text, &len);
+    ct_status s = ct_convert_gguf_tokenizer_text(g, model, &text, &len);
     ct_gguf_free(g);
     if (s != CT_OK) return s;
     s = ct_tokenizer_load_buffer(text, len, model, out);

@@ -64,16 +64,8 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
         goto fail;
     }
     const ct_asr_hparams hp = a->w.hp;
-    if (ct_tokenizer_vocab_size(a->tok) < hp.vocab) { /* every id the head can pick must decode */
-        s = ct_fail(CT_ERR_FORMAT, "%s: tokenizer has %d pieces, the model %d", dir, ct_tokenizer_vocab_size(a->tok),
-                    hp.vocab);
-        goto fail;
-    }
-    a->eos_id = a->cfg.eos_id >= 0 ? a->cfg.eos_id : ct_tokenizer_id(a->tok, "<|endoftext|>");
-    if (a->eos_id < 0) {
-        s = ct_fail(CT_ERR_FORMAT, "%s: no end-of-text id in the config or tokenizer", dir);
-        goto fail;
-    }
+    /* the converter runs the same check before it writes a GGUF */
+    if ((s = ct_tokenizer_check_model(a->tok, hp.vocab, a->cfg.eos_id, dir, &a->eos_id)) != CT_OK) goto fail;
     ct_mel_options mo = ct_mel_default_options();
     mo.n_mels = hp.n_mels;
     mo.threads = opts->threads;

@@ -14,8 +14,12 @@ static void usage(FILE *f) {
     fprintf(f, "usage: cohere-transcribe-convert [--dtype keep|f32|f16|bf16] IN OUT\n"
                "  IN a model directory -> OUT a .gguf file\n"
                "  IN a .gguf file      -> OUT a directory in the save_pretrained layout\n"
-               "  --dtype   convert every float tensor (default: keep; from GGUF: the\n"
-               "            token embedding's dtype)\n");
+               "  --dtype   dtype of the matrices, conv kernels and tables (default: keep;\n"
+               "            from GGUF: every float tensor, default the token embedding's\n"
+               "            dtype). Into GGUF, 1-D tensors and pos_bias_u/v are always f32,\n"
+               "            as CrispASR reads them (docs/GGUF.md)\n"
+               "  The tokenizer.json must pass the engine's checks; nothing is written\n"
+               "  otherwise.\n");
 }
 
 int main(int argc, char **argv) {

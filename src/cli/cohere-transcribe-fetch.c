@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "model/checkpoint.h"
+#include "model/convert.h"
 #include "model/hub.h"
 #include "model/resolve.h"
 
@@ -34,8 +35,9 @@ static void usage(FILE *f) {
             "  --endpoint URL   Hub endpoint (default $HF_ENDPOINT or https://huggingface.co)\n"
             "  --offline        use the cache only (as HF_HUB_OFFLINE=1)\n"
             "  --quiet          no progress bar\n"
-            "  --check          open the resolved checkpoint and print its tensor and\n"
-            "                   parameter counts (a loading smoke test)\n"
+            "  --check          open the resolved checkpoint and its tokenizer with the\n"
+            "                   engine's checks and print tensor, parameter and piece\n"
+            "                   counts (a loading smoke test)\n"
             "  -h, --help\n",
             CT_DEFAULT_MODEL, CT_DEFAULT_MODEL_COMMIT);
 }
@@ -175,10 +177,18 @@ int main(int argc, char **argv) {
         if (st == CT_OK) printf("%s\n", dir);
         if (st == CT_OK && check) {
             ct_checkpoint *ck = NULL;
+            ct_tokenizer *tok = NULL;
             st = ct_checkpoint_open(dir, &ck);
             if (st == CT_OK)
                 printf("checkpoint: %zu tensors, %lld parameters\n", ct_checkpoint_count(ck),
                        (long long)ct_checkpoint_param_count(ck));
+            /* the engine's own tokenizer checks: a model it would refuse fails here */
+            if (st == CT_OK) st = ct_convert_load_tokenizer(dir, &tok);
+            if (st == CT_OK)
+                st = ct_tokenizer_check_model(tok, ct_checkpoint_config(ck)->vocab_size,
+                                              ct_checkpoint_config(ck)->eos_id, dir, NULL);
+            if (st == CT_OK) printf("tokenizer: %d pieces\n", ct_tokenizer_vocab_size(tok));
+            ct_tokenizer_free(tok);
             ct_checkpoint_free(ck);
         }
         free(dir);

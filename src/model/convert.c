@@ -1,12 +1,13 @@
-/* convert.c — safetensors directory ↔ GGUF; see convert.h. Float tensors
- * convert exactly when widening (f16/bf16 → f32) and round to nearest even
- * when narrowing; I64 BatchNorm counters are not carried into GGUF (CrispASR
- * drops them) and are written back as zeros.
- */
+/* convert.c — safetensors directory ↔ GGUF (tensors and config keys; the
+ * vocabulary is convert_tokenizer.c's); see convert.h. Float tensors follow
+ * CrispASR's dtype rule, convert exactly when widening and round to nearest
+ * even when narrowing; the I64 BatchNorm counters are not carried into GGUF
+ * (CrispASR drops them) and are written back as zeros; fe.* are made when the
+ * checkpoint has none. */
 #include "model/convert.h"
 
-#include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,11 @@
 #include "core/fs.h"
 #include "core/str.h"
 #include "core/log.h"
+#include "asr/mel.h"
 #include "model/checkpoint.h"
+#include "model/convert_internal.h"
 #include "model/gguf.h"
 #include "model/safetensors.h"
-#include "model/tokjson.h"
 
 #define KEY(k) "cohere_transcribe." k
 
@@ -47,91 +49,11 @@ static void convert_elems(void *dst, ct_dtype to, const void *src, ct_dtype from
     }
 }
 
-/* ---- tokenizer.json → token arrays (for the GGUF) ----------------------- */
-
-typedef struct tokens {
-    char **piece;
-    float *score;
-    int32_t *type; /* llama.cpp token types: 1 normal, 3 control, 6 byte */
-    int n;
-} tokens;
-
-static void tokens_free(tokens *t) {
-    for (int i = 0; t->piece && i < t->n; i++) free(t->piece[i]);
-    free(t->piece);
-    free(t->score);
-    free(t->type);
-    memset(t, 0, sizeof *t);
-}
-
-static int is_byte_piece(const char *p) {
-    return strlen(p) == 6 && !strncmp(p, "<0x", 3) && p[5] == '>';
-}
-
-/* Reads a Unigram tokenizer.json (vocab as [piece, score] pairs). Absent
- * file: t->n = 0 and CT_OK. */
-static ct_status read_tokenizer(const char *dir, tokens *t) {
-    memset(t, 0, sizeof *t);
-    char p[PATH_MAX];
-    CT_TRY(ct_path_join(p, sizeof p, dir, "tokenizer.json"));
-    if (!ct_fs_is_file(p)) {
-        ct_log(CT_LOG_WARN, "%s: no tokenizer.json: the GGUF will carry no vocabulary", dir);
-        return CT_OK;
-    }
-    char *text;
-    size_t len;
-    CT_TRY(ct_fs_read_all(p, (size_t)256 << 20, &text, &len));
-    json_error_t e;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
-    free(text);
-    if (!root) return ct_fail(CT_ERR_FORMAT, "%s: not valid JSON: %s", p, e.text);
-    ct_status s = CT_OK;
-    json_t *model = json_object_get(root, "model"), *vocab = json_object_get(model, "vocab");
-    json_t *type = json_object_get(model, "type");
-    if (!json_is_string(type) || strcmp(json_string_value(type), "Unigram") != 0 || !json_is_array(vocab)) {
-        s = ct_fail(CT_ERR_UNSUPPORTED, "%s: only a Unigram model with a vocab list can be embedded", p);
-        goto done;
-    }
-    int n = (int)json_array_size(vocab);
-    t->piece = calloc((size_t)n + 1, sizeof *t->piece);
-    t->score = calloc((size_t)n + 1, sizeof *t->score);
-    t->type = calloc((size_t)n + 1, sizeof *t->type);
-    if (!t->piece || !t->score || !t->type) {
-        s = ct_fail(CT_ERR_OOM, "%s: out of memory", p);
-        goto done;
-    }
-    t->n = n;
-    for (int i = 0; i < n; i++) {
-        json_t *e2 = json_array_get(vocab, (size_t)i);
-        json_t *pc = json_array_get(e2, 0), *sc = json_array_get(e2, 1);
-        if (!json_is_string(pc) || !json_is_number(sc)) {
-            s = ct_fail(CT_ERR_FORMAT, "%s: vocab entry %d is not [piece, score]", p, i);
-            goto done;
-        }
-        if (!(t->piece[i] = strdup(json_string_value(pc)))) {
-            s = ct_fail(CT_ERR_OOM, "%s: out of memory", p);
-            goto done;
-        }
-        t->score[i] = (float)json_number_value(sc);
-        t->type[i] = is_byte_piece(t->piece[i]) ? 6 : 1;
-    }
-    json_t *added = json_object_get(root, "added_tokens");
-    size_t k;
-    json_t *a;
-    json_array_foreach(added, k, a) {
-        json_t *id = json_object_get(a, "id"), *sp = json_object_get(a, "special");
-        if (json_is_integer(id) && json_is_true(sp) && json_integer_value(id) >= 0 && json_integer_value(id) < n)
-            t->type[json_integer_value(id)] = 3;
-    }
-done:
-    json_decref(root);
-    if (s != CT_OK) tokens_free(t);
-    return s;
-}
-
 /* ---- safetensors directory → GGUF --------------------------------------- */
 
-static ct_status put_meta(ct_gguf_writer *w, const ct_model_config *c, const tokens *tk) {
+/* Every key is written with the type CrispASR writes and reads it with
+ * (docs/GGUF.md, "Metadata keys"): sizes and ids u32, max_clip_s u32 too. */
+static ct_status put_meta(ct_gguf_writer *w, const ct_model_config *c, const ct_convert_vocab *v) {
     CT_TRY(ct_gguf_writer_set_str(w, "general.architecture", "cohere-transcribe"));
     CT_TRY(ct_gguf_writer_set_str(w, "general.name", "cohere-transcribe"));
     struct {
@@ -149,7 +71,15 @@ static ct_status put_meta(ct_gguf_writer *w, const ct_model_config *c, const tok
         {KEY("audio.hop_length"), c->hop_length}, {KEY("audio.win_length"), c->win_length},
     };
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) CT_TRY(ct_gguf_writer_set_u32(w, u[i].k, (uint32_t)u[i].v));
-    if (c->max_audio_clip_s > 0) CT_TRY(ct_gguf_writer_set_f32(w, KEY("audio.max_clip_s"), (float)c->max_audio_clip_s));
+    if (c->max_audio_clip_s > 0) {
+        /* CrispASR's key is a whole number of seconds */
+        double r = floor(c->max_audio_clip_s + 0.5);
+        if (r > 86400.0) return ct_fail(CT_ERR_FORMAT, "convert: max_audio_clip_s %g is out of range", c->max_audio_clip_s);
+        if (r != c->max_audio_clip_s)
+            ct_log(CT_LOG_WARN, "convert: max_audio_clip_s %g is stored as %.0f (the GGUF key is an integer)",
+                   c->max_audio_clip_s, r);
+        CT_TRY(ct_gguf_writer_set_u32(w, KEY("audio.max_clip_s"), (uint32_t)r));
+    }
     if (c->n_languages > 0) {
         const char *l[CT_CONFIG_MAX_LANGS];
         for (int i = 0; i < c->n_languages; i++) l[i] = c->languages[i];
@@ -159,22 +89,73 @@ static ct_status put_meta(ct_gguf_writer *w, const ct_model_config *c, const tok
     if (c->bos_id >= 0) CT_TRY(ct_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)c->bos_id));
     if (c->eos_id >= 0) CT_TRY(ct_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)c->eos_id));
     if (c->pad_id >= 0) CT_TRY(ct_gguf_writer_set_u32(w, "tokenizer.ggml.padding_token_id", (uint32_t)c->pad_id));
-    if (tk->n > 0) {
-        CT_TRY(ct_gguf_writer_set_str(w, "tokenizer.ggml.model", "llama"));
-        CT_TRY(ct_gguf_writer_set_str_array(w, "tokenizer.ggml.tokens", (const char *const *)tk->piece, (size_t)tk->n));
-        CT_TRY(ct_gguf_writer_set_f32_array(w, "tokenizer.ggml.scores", tk->score, (size_t)tk->n));
-        CT_TRY(ct_gguf_writer_set_i32_array(w, "tokenizer.ggml.token_type", tk->type, (size_t)tk->n));
-        CT_TRY(ct_gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", 0));
-    }
-    return CT_OK;
+    return ct_convert_vocab_put(w, v);
 }
 
-/* Stream every tensor of ck through a declare/convert/write cycle. */
+/* CrispASR's dtype rule (docs/GGUF.md, "Dtypes"): every 1-D tensor and
+ * attn.pos_bias_u/v stay F32 whatever is asked, because CrispASR reads them
+ * (BatchNorm folding among others) as float32 without looking at the type;
+ * the other float tensors (matrices, conv kernels, fe.mel_fb, dec.emb,
+ * dec.pos, dec.head.weight) get `dtype`, or keep theirs. */
+static ct_dtype gguf_dtype(const char *gguf_name, int ndim, ct_dtype stored, int dtype) {
+    if (!is_float(stored)) return stored;
+    if (ndim <= 1 || ct_str_ends_with(gguf_name, ".attn.pos_bias_u") || ct_str_ends_with(gguf_name, ".attn.pos_bias_v"))
+        return CT_DTYPE_F32;
+    return dtype == CT_CONVERT_KEEP_DTYPE ? stored : (ct_dtype)dtype;
+}
+
+/* A tensor made here rather than read from the checkpoint (float32 data). */
+typedef struct extra {
+    const char *name; /* GGUF name */
+    int ndim;
+    int64_t shape[3];
+    float *data;
+    size_t n;
+} extra;
+
+/* fe.mel_fb [1, n_mels, n_fft/2+1] and fe.window [win_length] for a
+ * checkpoint that lacks them (the transformers layout): CrispASR takes its
+ * frontend from these tensors and crashes without them. They are the
+ * engine's own frontend tables (asr/mel.h: librosa's slaney filterbank in
+ * float32, torch.hann_window(win, periodic=False)), the values the Hub
+ * release stores (MODEL.md). */
+static ct_status make_frontend(const ct_checkpoint *ck, extra *ex, int *n_ex) {
+    *n_ex = 0;
+    int need_fb = !ct_checkpoint_tensor(ck, "preprocessor.featurizer.fb");
+    int need_win = !ct_checkpoint_tensor(ck, "preprocessor.featurizer.window");
+    if (!need_fb && !need_win) return CT_OK;
+    const ct_model_config *c = ct_checkpoint_config(ck);
+    ct_mel_options o = ct_mel_default_options();
+    o.sample_rate = c->sample_rate, o.n_fft = c->n_fft, o.win_length = c->win_length;
+    o.hop_length = c->hop_length, o.n_mels = c->n_mels, o.threads = 1;
+    ct_mel *m;
+    CT_TRY(ct_mel_create(&o, &m));
+    int bins = o.n_fft / 2 + 1;
+    ct_status s = CT_OK;
+    if (need_fb) {
+        extra *e = &ex[(*n_ex)++];
+        *e = (extra){"fe.mel_fb", 3, {1, o.n_mels, bins}, NULL, (size_t)o.n_mels * (size_t)bins};
+        if (!(e->data = malloc(e->n * sizeof(float)))) s = ct_fail(CT_ERR_OOM, "convert: out of memory");
+        else memcpy(e->data, ct_mel_filterbank(m), e->n * sizeof(float));
+    }
+    if (need_win && s == CT_OK) {
+        extra *e = &ex[(*n_ex)++];
+        *e = (extra){"fe.window", 1, {o.win_length}, NULL, (size_t)o.win_length};
+        /* the mel window is n_fft long with the Hann window centred in it */
+        if (!(e->data = malloc(e->n * sizeof(float)))) s = ct_fail(CT_ERR_OOM, "convert: out of memory");
+        else memcpy(e->data, ct_mel_window(m) + (o.n_fft - o.win_length) / 2, e->n * sizeof(float));
+    }
+    ct_mel_free(m);
+    return s;
+}
+
+/* Stream every tensor of ck (then the extras) through a declare/convert/write
+ * cycle. */
 typedef ct_status (*declare_fn)(void *w, const char *name, ct_dtype dt, int ndim, const int64_t *shape);
 typedef ct_status (*write_fn)(void *w, const void *data);
 
 static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn decl, write_fn wr, int dtype,
-                                int to_gguf) {
+                                int to_gguf, const extra *ex, int n_ex) {
     size_t n = ct_checkpoint_count(ck), maxb = 0;
     ct_status s = CT_OK;
     for (int pass = 0; pass < 2 && s == CT_OK; pass++) {
@@ -183,17 +164,19 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
         for (size_t i = 0; i < n && s == CT_OK; i++) {
             const ct_st_tensor *t = ct_checkpoint_at(ck, i);
             char name[300];
+            ct_dtype dt;
             if (to_gguf) {
                 if (ct_str_ends_with(t->name, ".num_batches_tracked")) continue;
                 if (ct_gguf_name_from_nemo(t->name, name, sizeof name) != CT_OK) {
                     if (pass == 0) ct_log(CT_LOG_WARN, "convert: tensor '%s' has no GGUF name: skipped", t->name);
                     continue;
                 }
+                dt = gguf_dtype(name, t->ndim, t->dtype, dtype);
             } else {
                 if (strncmp(t->name, "preprocessor.", 13) == 0) continue;
                 snprintf(name, sizeof name, "%s%s", strncmp(t->name, "log_softmax.", 12) ? "model." : "", t->name);
+                dt = is_float(t->dtype) ? (ct_dtype)dtype : t->dtype;
             }
-            ct_dtype dt = (dtype != CT_CONVERT_KEEP_DTYPE && is_float(t->dtype)) ? (ct_dtype)dtype : t->dtype;
             if (pass == 0) {
                 s = decl(w, name, dt, t->ndim, t->shape);
                 size_t b = (size_t)t->numel * ct_dtype_size(dt);
@@ -206,6 +189,16 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
                     s = wr(w, tmp);
                 }
                 ct_checkpoint_release(ck, t); /* keep resident memory at about one tensor */
+            }
+        }
+        for (int i = 0; i < n_ex && s == CT_OK; i++) {
+            ct_dtype dt = gguf_dtype(ex[i].name, ex[i].ndim, CT_DTYPE_F32, dtype);
+            if (pass == 0) {
+                s = decl(w, ex[i].name, dt, ex[i].ndim, ex[i].shape);
+                if (ex[i].n * ct_dtype_size(dt) > maxb) maxb = ex[i].n * ct_dtype_size(dt);
+            } else {
+                convert_elems(tmp, dt, ex[i].data, CT_DTYPE_F32, ex[i].n);
+                s = wr(w, tmp);
             }
         }
         free(tmp);
@@ -250,77 +243,55 @@ ct_status ct_convert_to_gguf(const char *dir, const char *out, int dtype) {
     CT_TRY(check_dtype(dtype));
     ct_checkpoint *ck;
     CT_TRY(ct_checkpoint_open(dir, &ck));
-    tokens tk;
-    ct_status s = read_tokenizer(ct_checkpoint_dir(ck), &tk);
+    /* everything that can refuse the model runs before the output is created */
+    ct_convert_vocab v;
+    extra ex[2] = {{0}};
+    int n_ex = 0;
+    ct_status s = ct_convert_vocab_read(ct_checkpoint_dir(ck), ct_checkpoint_config(ck), &v);
+    if (s == CT_OK) s = make_frontend(ck, ex, &n_ex);
     ct_gguf_writer *w = NULL;
     if (s == CT_OK) s = ct_gguf_writer_create(out, &w);
-    if (s == CT_OK) s = put_meta(w, ct_checkpoint_config(ck), &tk);
-    if (s == CT_OK) s = stream_tensors(ck, w, g_decl, g_write, dtype, 1);
+    if (s == CT_OK) s = put_meta(w, ct_checkpoint_config(ck), &v);
+    if (s == CT_OK) s = stream_tensors(ck, w, g_decl, g_write, dtype, 1, ex, n_ex);
     if (s == CT_OK) s = ct_gguf_writer_finish(w);
     ct_gguf_writer_free(w);
-    tokens_free(&tk);
+    for (int i = 0; i < n_ex; i++) free(ex[i].data);
+    ct_convert_vocab_free(&v);
     ct_checkpoint_free(ck);
     return s;
 }
 
 /* ---- GGUF → safetensors directory --------------------------------------- */
 
-ct_status ct_convert_gguf_tokenizer(const char *gguf, const char *path) {
-    ct_gguf *g;
-    CT_TRY(ct_gguf_open(gguf, &g));
-    const ct_gguf_value *tok = ct_gguf_find(g, "tokenizer.ggml.tokens");
-    const ct_gguf_value *sc = ct_gguf_find(g, "tokenizer.ggml.scores");
-    const ct_gguf_value *ty = ct_gguf_find(g, "tokenizer.ggml.token_type");
-    ct_status s = CT_OK;
-    if (!tok || tok->type != CT_GGUF_ARRAY || tok->arr.elem != CT_GGUF_STRING) {
-        ct_gguf_free(g);
-        return ct_fail(CT_ERR_NOT_FOUND, "%s: no tokenizer.ggml.tokens string array", gguf);
-    }
-    int n = (int)tok->arr.n;
-    const char **pieces = calloc((size_t)n + 1, sizeof *pieces);
-    float *scores = calloc((size_t)n + 1, sizeof *scores);
-    unsigned char *special = calloc((size_t)n + 1, 1);
-    if (!pieces || !scores || !special) s = ct_fail(CT_ERR_OOM, "%s: out of memory", gguf);
-    for (int i = 0; s == CT_OK && i < n; i++) {
-        pieces[i] = tok->arr.items[i].str.s;
-        if (sc && sc->type == CT_GGUF_ARRAY && sc->arr.raw && (uint64_t)i < sc->arr.n)
-            scores[i] = (float)ct_gguf_array_num(sc, (uint64_t)i);
-        if (ty && ty->type == CT_GGUF_ARRAY && ty->arr.raw && (uint64_t)i < ty->arr.n)
-            special[i] = ct_gguf_array_num(ty, (uint64_t)i) == 3;
-    }
-    if (s == CT_OK) s = ct_tokjson_write(path, pieces, scores, special, n);
-    free(pieces);
-    free(scores);
-    free(special);
-    ct_gguf_free(g);
-    return s;
-}
-
 ct_status ct_convert_from_gguf(const char *gguf, const char *outdir, int dtype) {
     CT_TRY(check_dtype(dtype));
     ct_checkpoint *ck;
     CT_TRY(ct_checkpoint_open(gguf, &ck));
+    /* the directory must be one the engine runs: its tokenizer is checked
+     * against the model before anything is written */
+    char *tok = NULL;
+    size_t tok_len = 0;
+    ct_status s = ct_convert_gguf_vocab_text(gguf, ct_checkpoint_config(ck), &tok, &tok_len);
+    if (s != CT_OK) {
+        ct_checkpoint_free(ck);
+        return s;
+    }
     if (dtype == CT_CONVERT_KEEP_DTYPE)
         dtype = (int)ct_checkpoint_tensor(ck, "transf_decoder._embedding.token_embedding.weight")->dtype;
-    ct_status s = ct_fs_mkdirs(outdir);
+    s = ct_fs_mkdirs(outdir);
     char p[PATH_MAX];
     ct_st_writer *w = NULL;
     if (s == CT_OK) s = ct_path_join(p, sizeof p, outdir, "model.safetensors");
     if (s == CT_OK) s = ct_st_writer_create(p, &w);
     if (s == CT_OK) s = ct_st_writer_set_metadata(w, "format", "pt");
-    if (s == CT_OK) s = stream_tensors(ck, w, s_decl, s_write, dtype, 0);
+    if (s == CT_OK) s = stream_tensors(ck, w, s_decl, s_write, dtype, 0, NULL, 0);
     if (s == CT_OK) s = ct_st_writer_finish(w);
     ct_st_writer_free(w);
     const char *dn = dtype == CT_DTYPE_F32 ? "float32" : dtype == CT_DTYPE_BF16 ? "bfloat16" : "float16";
     if (s == CT_OK) s = ct_config_write_transformers(ct_checkpoint_config(ck), dn, outdir);
-    if (s == CT_OK) {
-        s = ct_path_join(p, sizeof p, outdir, "tokenizer.json");
-        if (s == CT_OK) s = ct_convert_gguf_tokenizer(gguf, p);
-        if (s == CT_ERR_NOT_FOUND) {
-            ct_log(CT_LOG_WARN, "%s: no vocabulary in the GGUF: no tokenizer.json written", gguf);
-            s = CT_OK;
-        }
-    }
+    if (s == CT_OK) s = ct_path_join(p, sizeof p, outdir, "tokenizer.json");
+    if (s == CT_OK) s = ct_fs_write_atomic(p, tok, tok_len);
+    free(tok);
     ct_checkpoint_free(ck);
     return s;
 }

@@ -187,6 +187,17 @@ static ct_status rd_value(cursor *c, ct_gguf_type t, ct_gguf_value *v, const cha
     return CT_OK;
 }
 
+/* ggml's names for its type ids (ggml.h), for messages about refused types */
+static const char *ggml_type_name(uint64_t t) {
+    static const char *const names[] = {"F32",    "F16",     "Q4_0",    "Q4_1",  "Q4_2",   "Q4_3",   "Q5_0",
+                                        "Q5_1",   "Q8_0",    "Q8_1",    "Q2_K",  "Q3_K",   "Q4_K",   "Q5_K",
+                                        "Q6_K",   "Q8_K",    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
+                                        "IQ3_S",  "IQ2_S",   "IQ4_XS",  "I8",    "I16",    "I32",    "I64",
+                                        "F64",    "IQ1_M",   "BF16"};
+    if (t == 4 || t == 5) return "removed from ggml";
+    return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
 static ct_status dtype_from_ggml(uint64_t t, ct_dtype *out) {
     switch (t) {
     case GGML_F32: *out = CT_DTYPE_F32; return CT_OK;
@@ -288,10 +299,12 @@ static ct_status parse(ct_gguf *g) {
         }
         CT_TRY(rd(&c, 4, &type, name));
         ct_status ds = dtype_from_ggml(type, &gt->t.dtype);
-        if (ds != CT_OK)
-            return ct_fail(CT_ERR_UNSUPPORTED, "%s: tensor '%s' has ggml type %llu: only dense f32/f16/bf16 (and "
-                                               "i8/i32/i64) tensors are supported",
-                           g->label, name, (unsigned long long)type);
+        if (ds != CT_OK) /* no int8/quantized compute path exists yet (CrispASR writes Q8_0 files) */
+            return ct_fail(CT_ERR_UNSUPPORTED,
+                           "%s: tensor '%s' has ggml type %llu (%s): the supported tensor types are F32, F16 and "
+                           "BF16 (and I8, I32, I64); quantized files cannot be read yet, so convert the safetensors "
+                           "checkpoint with cohere-transcribe-convert --dtype f16, bf16 or f32",
+                           g->label, name, (unsigned long long)type, ggml_type_name(type));
         CT_TRY(rd(&c, 8, &off, name));
         if (off % g->alignment)
             return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': offset %llu is not a multiple of the alignment %zu", g->label,

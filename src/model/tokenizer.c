@@ -363,6 +363,22 @@ ct_status ct_tokenizer_load(const char *path, ct_tokenizer **out) {
     return s;
 }
 
+ct_status ct_tokenizer_check_model(const ct_tokenizer *t, int model_vocab, int eos_id, const char *where,
+                                   int32_t *eos) {
+    if (eos) *eos = -1;
+    if (!t || !where) return ct_fail(CT_ERR_INVALID_ARG, "tokenizer check: NULL argument");
+    if (model_vocab <= 0) return ct_fail(CT_ERR_FORMAT, "%s: the model has %d output ids", where, model_vocab);
+    if (t->n < model_vocab) /* every id the head can pick must decode */
+        return ct_fail(CT_ERR_FORMAT, "%s: tokenizer has %d pieces, the model %d", where, t->n, model_vocab);
+    int32_t e = eos_id >= 0 ? eos_id : ct_tokenizer_id(t, "<|endoftext|>");
+    if (e < 0) return ct_fail(CT_ERR_FORMAT, "%s: no end-of-text id in the config or tokenizer", where);
+    if (e >= model_vocab) /* the head could never pick it: generation would never stop */
+        return ct_fail(CT_ERR_FORMAT, "%s: end-of-text id %d is outside the model's %d output ids", where, (int)e,
+                       model_vocab);
+    if (eos) *eos = e;
+    return CT_OK;
+}
+
 /* ---- prompt --------------------------------------------------------------- */
 
 static int is_lang_piece(const char *p, size_t n) {

@@ -28,6 +28,16 @@ ct_status ct_tokenizer_load(const char *path, ct_tokenizer **out);
 /* The same from bytes in memory; name is used in messages. */
 ct_status ct_tokenizer_load_buffer(const char *data, size_t len, const char *name, ct_tokenizer **out);
 
+/* Whether a model can run with this tokenizer: the one check the engine
+ * (ct_asr_open) makes after loading both, and the converter makes before it
+ * writes a GGUF, so that it never writes a file the engine refuses. Every id
+ * the head can pick (0..model_vocab-1) must have a piece, and the end-of-text
+ * id (eos_id from the config when >= 0, else the tokenizer's <|endoftext|>)
+ * must be one of them. CT_ERR_FORMAT naming `where`; *eos (may be NULL) gets
+ * the end-of-text id. */
+ct_status ct_tokenizer_check_model(const ct_tokenizer *tok, int model_vocab, int eos_id, const char *where,
+                                   int32_t *eos);
+
 void ct_tokenizer_free(ct_tokenizer *tok);
 
 /* Number of ids (model vocabulary plus added tokens past its end). */

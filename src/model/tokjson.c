@@ -38,8 +38,9 @@ static json_t *decoder_chain(void) {
     return dec;
 }
 
-ct_status ct_tokjson_write(const char *path, const char *const *pieces, const float *scores,
-                           const unsigned char *special, int n) {
+ct_status ct_tokjson_dump(const char *path, const char *const *pieces, const float *scores,
+                          const unsigned char *special, int n, char **out) {
+    *out = NULL;
     json_t *vv = json_array(), *added = json_array();
     ct_status s = CT_OK;
     for (int id = 0; id < n && s == CT_OK; id++) {
@@ -88,7 +89,15 @@ ct_status ct_tokjson_write(const char *path, const char *const *pieces, const fl
     json_decref(t);
     if (s != CT_OK) return s;
     if (!text) return ct_fail(CT_ERR_OOM, "%s: cannot serialise", path);
-    s = ct_fs_write_atomic(path, text, strlen(text));
+    *out = text;
+    return CT_OK;
+}
+
+ct_status ct_tokjson_write(const char *path, const char *const *pieces, const float *scores,
+                           const unsigned char *special, int n) {
+    char *text;
+    CT_TRY(ct_tokjson_dump(path, pieces, scores, special, n, &text));
+    ct_status s = ct_fs_write_atomic(path, text, strlen(text));
     free(text);
     return s;
 }

@@ -12,4 +12,9 @@
 ct_status ct_tokjson_write(const char *path, const char *const *pieces, const float *scores,
                            const unsigned char *special, int n);
 
+/* The same text in memory (*text malloc'd, NUL-terminated); name is used in
+ * messages. */
+ct_status ct_tokjson_dump(const char *name, const char *const *pieces, const float *scores,
+                          const unsigned char *special, int n, char **text);
+
 #endif

@@ -4,7 +4,10 @@
 # once with another (different), converted to GGUF and back (config,
 # generation config and tokenizer byte-identical; weights equal, checked by
 # the unit tests through the library), with f32 -> bf16 narrowing, and bad
-# arguments or inputs fail with exit status 1/2 and a message.
+# arguments or inputs fail with exit status 1/2 and a message. A tokenizer the
+# engine would refuse (empty, too few pieces, no <|endoftext|>) makes both
+# `convert` and `fetch --check` fail and leaves no file (issue 10 item 6); a
+# Q8_0 GGUF is refused naming the supported types (issue 17).
 set -u
 BIN=${CT_BIN:?run through ctest}
 W=$(mktemp -d)
@@ -49,4 +52,32 @@ rm "$W/a/config.json"
 out=$("$CV" "$W/a" "$W/y.gguf" 2>&1); rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q "config.json" || fail "no config: rc $rc: $out"
 [ -e "$W/y.gguf" ] && fail "a failed conversion left a file"
+
+# vocabularies the engine refuses: convert writes nothing, fetch --check fails
+FE="$BIN/cohere-transcribe-fetch"
+"$RM" --tiny --dtype f32 --seed 4 --vocab 495 --out "$W/v495" >/dev/null || fail "random-model v495"
+"$RM" --tiny --dtype f32 --seed 4 --vocab 400 --out "$W/v400" >/dev/null || fail "random-model v400"
+"$FE" --offline --quiet --check "$W/v495" >"$W/check.txt" || fail "fetch --check on a good model"
+grep -q "^tokenizer: 495 pieces$" "$W/check.txt" || fail "no tokenizer line: $(cat "$W/check.txt")"
+"$FE" --offline --quiet --check "$W/a.gguf" >"$W/check.txt" || fail "fetch --check on a good GGUF"
+grep -q "^tokenizer: [1-9][0-9]* pieces$" "$W/check.txt" || fail "no tokenizer line for the GGUF"
+bad_tok() { # name, then the text of its tokenizer.json on stdin
+  rm -rf "$W/$1"; cp -r "$W/v495" "$W/$1"; cat > "$W/$1/tokenizer.json"
+}
+bad_tok short < "$W/v400/tokenizer.json"
+sed 's/<|endoftext|>/<|endoftexx|>/g' "$W/v495/tokenizer.json" | bad_tok noeos
+echo '{"model": {"type": "Unigram", "vocab": []}, "added_tokens": []}' | bad_tok empty
+for case in "short:tokenizer has 400 pieces, the model 495" "noeos:missing prompt token <|endoftext|>" \
+            "empty:model.vocab must be a non-empty array"; do
+  d=${case%%:*}; want=${case#*:}
+  out=$("$CV" "$W/$d" "$W/$d.gguf" 2>&1); rc=$?
+  [ $rc = 1 ] && echo "$out" | grep -qF "$want" || fail "$d: convert rc $rc: $out"
+  [ -e "$W/$d.gguf" ] && fail "$d: a refused conversion left a file"
+  out=$("$FE" --offline --quiet --check "$W/$d" 2>&1); rc=$?
+  [ $rc = 1 ] && echo "$out" | grep -qF "$want" || fail "$d: fetch --check rc $rc: $out"
+done
+FIX=${CT_FIXTURES:-$CT_SOURCE/tests/fixtures}
+out=$("$CV" "$FIX/gguf/crisp-tiny-q8_0.gguf" "$W/q8" 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -qF "(Q8_0): the supported tensor types are F32, F16 and BF16" || fail "q8_0: rc $rc: $out"
+[ -e "$W/q8" ] && fail "q8_0: a refused conversion left a directory"
 echo "PASS: model tools"

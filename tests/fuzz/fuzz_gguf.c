@@ -1,12 +1,16 @@
 /* fuzz_gguf.c — libFuzzer target for the GGUF reader. The input is a whole
  * file image; on success every tensor's bytes and every metadata value are
- * touched (ASan sees any escape from the buffer), names are looked up, and
- * the Cohere name mapping runs on every tensor name. */
+ * touched (ASan sees any escape from the buffer), names are looked up, the
+ * Cohere name mapping runs on every tensor name, and the vocabulary is read
+ * back as a tokenizer.json (embedded or made from the token arrays) and
+ * loaded by the tokenizer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/convert_internal.h"
 #include "model/gguf.h"
+#include "model/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     int64_t v;
     (void)ct_gguf_get_int(g, "general.alignment", 0, 1 << 20, &v);
+    char *text;
+    size_t len;
+    if (ct_convert_gguf_tokenizer_text(g, "fuzz", &text, &len) == CT_OK) {
+        if (strlen(text) != len) abort();
+        ct_tokenizer *tok;
+        if (ct_tokenizer_load_buffer(text, len, "fuzz", &tok) == CT_OK) ct_tokenizer_free(tok);
+        free(text);
+    }
     ct_gguf_free(g);
     (void)sink;
     return 0;

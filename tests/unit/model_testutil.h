@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/random_model.h"
 #include "testutil.h"
@@ -25,11 +26,14 @@ static inline ct_random_model_opts ct_test_tiny_model(uint64_t seed) {
     return o;
 }
 
-/* Every tensor of a is in b with the same shape and the same values: as
- * floats for float dtypes, byte for byte for I64 (which both must be). */
-static inline void ct_test_assert_tensors_in(const ct_checkpoint *a, const ct_checkpoint *b) {
+/* Every tensor of a (but those named skip_prefix...) is in b with the same
+ * shape and the same values: as floats for float dtypes, byte for byte for
+ * I64 (which both must be). */
+static inline void ct_test_assert_tensors_in_except(const ct_checkpoint *a, const ct_checkpoint *b,
+                                                    const char *skip_prefix) {
     for (size_t i = 0; i < ct_checkpoint_count(a); i++) {
         const ct_st_tensor *x = ct_checkpoint_at(a, i);
+        if (skip_prefix && strncmp(x->name, skip_prefix, strlen(skip_prefix)) == 0) continue;
         const ct_st_tensor *y = ct_checkpoint_tensor(b, x->name);
         if (!y) fail_msg("tensor %s missing from the second checkpoint", x->name);
         assert_int_equal(x->ndim, y->ndim);
@@ -48,6 +52,30 @@ static inline void ct_test_assert_tensors_in(const ct_checkpoint *a, const ct_ch
         free(fx);
         free(fy);
     }
+}
+
+static inline void ct_test_assert_tensors_in(const ct_checkpoint *a, const ct_checkpoint *b) {
+    ct_test_assert_tensors_in_except(a, b, NULL);
+}
+
+/* A fresh temp dir holding fixture_dir's config.json, generation_config.json,
+ * preprocessor_config.json and model.safetensors, with tokenizer_file as its
+ * tokenizer.json (remove with ct_test_rmtree). */
+static inline const char *ct_test_model_copy(const char *fixture_dir, const char *tokenizer_file) {
+    const char *d = ct_test_tmpdir();
+    const char *files[] = {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
+                           "tokenizer.json"};
+    for (size_t i = 0; i < 5; i++) {
+        char from[4096], to[4096], *b;
+        size_t n;
+        snprintf(from, sizeof from, "%s/%s", fixture_dir, files[i]);
+        if (i == 4) snprintf(from, sizeof from, "%s", tokenizer_file);
+        snprintf(to, sizeof to, "%s/%s", d, files[i]);
+        CT_ASSERT_OK(ct_fs_read_all(from, (size_t)1 << 28, &b, &n));
+        ct_test_write_file(to, b, n);
+        free(b);
+    }
+    return d;
 }
 
 #endif

@@ -3,15 +3,22 @@
  * fixture models tiny-hf (f32) and tiny-nemo (bf16) are converted to GGUF and
  * both run through the encoder and greedy decoding on two reference clips;
  * encoder outputs, tokens and the logits of every step must be bit-identical,
- * and the tokens must be the reference's (so the run is a meaningful one). */
+ * and the tokens must be the reference's (so the run is a meaningful one).
+ * And the round trip safetensors → GGUF → safetensors → engine (issue 17):
+ * for both layouts and both tokenizer types (Unigram, BPE) the whole engine
+ * (ct_asr: mel, encoder, decoding, text) gives bit-identical features,
+ * encoder outputs, logits, tokens and text on the converted-back directory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "asr/asr.h"
 #include "engine_run.h"
+#include "fixture_io.h"
 #include "model/checkpoint.h"
 #include "model/convert.h"
 #include "model/safetensors.h"
+#include "model_testutil.h"
 #include "testutil.h"
 
 #define B 2
@@ -112,10 +119,89 @@ static void test_nemo_bf16(void **state) {
     check_layout("tiny-nemo");
 }
 
+/* ---- safetensors → GGUF → safetensors → engine ----------------------------- */
+
+static void transcribe(const char *dir, ct_asr_result *res) {
+    static const char *clips[2] = {"audio/c0_tones_1s.wav", "audio/c1_en_us_3s.wav"};
+    float *x[2];
+    size_t n[2];
+    for (int b = 0; b < 2; b++) x[b] = ct_test_read_audio(CT_FIXTURE(clips[b]), &n[b]);
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(dir, NULL, &asr));
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = 24;
+    rq.keep_features = rq.keep_encoder = rq.keep_logits = 1;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)x, n, 2, &rq, res));
+    ct_asr_free(asr);
+    for (int b = 0; b < 2; b++) free(x[b]);
+}
+
+static void assert_same_result(const ct_asr_result *a, const ct_asr_result *b, int vocab, int n_mels, int d_enc) {
+    assert_int_equal(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        const ct_asr_clip *x = &a->clips[i], *y = &b->clips[i];
+        assert_string_equal(x->text, y->text);
+        assert_int_equal(x->n_tokens, y->n_tokens);
+        assert_true(x->n_tokens > 0);
+        assert_memory_equal(x->tokens, y->tokens, sizeof(int32_t) * (size_t)x->n_tokens);
+        assert_int_equal(x->stop, y->stop);
+        assert_int_equal(x->feature_frames, y->feature_frames);
+        assert_int_equal(x->encoder_frames, y->encoder_frames);
+        if (memcmp(x->features, y->features, sizeof(float) * (size_t)x->feature_frames * n_mels))
+            fail_msg("clip %d: features differ", i);
+        if (memcmp(x->encoder, y->encoder, sizeof(float) * (size_t)x->encoder_frames * d_enc))
+            fail_msg("clip %d: encoder outputs differ", i);
+        if (memcmp(x->logits, y->logits, sizeof(float) * (size_t)x->n_tokens * vocab))
+            fail_msg("clip %d: logits differ", i);
+    }
+}
+
+/* fixture + tokenizer → GGUF → directory: both run the same. Returns the
+ * original run's texts joined, for comparing tokenizer types. */
+static char *round_trip(const char *fixture, const char *tokenizer) {
+    const char *src = ct_test_model_copy(CT_FIXTURE(fixture), CT_FIXTURE(tokenizer));
+    const char *work = ct_test_tmpdir();
+    char g[4096], back[4096];
+    snprintf(g, sizeof g, "%s/m.gguf", work);
+    snprintf(back, sizeof back, "%s/back", work);
+    CT_ASSERT_OK(ct_convert_to_gguf(src, g, CT_CONVERT_KEEP_DTYPE));
+    CT_ASSERT_OK(ct_convert_from_gguf(g, back, CT_CONVERT_KEEP_DTYPE));
+    ct_asr_result a, b;
+    transcribe(src, &a);
+    transcribe(back, &b);
+    ct_checkpoint *ck;
+    CT_ASSERT_OK(ct_checkpoint_open(back, &ck));
+    const ct_model_config *c = ct_checkpoint_config(ck);
+    assert_same_result(&a, &b, c->vocab_size, c->n_mels, c->enc_d_model);
+    ct_checkpoint_free(ck);
+    size_t len = strlen(a.clips[0].text) + strlen(a.clips[1].text) + 2;
+    char *texts = malloc(len);
+    snprintf(texts, len, "%s|%s", a.clips[0].text, a.clips[1].text);
+    ct_asr_result_free(&a);
+    ct_asr_result_free(&b);
+    ct_test_rmtree(src);
+    ct_test_rmtree(work);
+    return texts;
+}
+
+static void test_round_trip_engine(void **state) {
+    (void)state;
+    const char *layouts[2] = {"tiny-hf", "tiny-nemo"};
+    for (int l = 0; l < 2; l++) {
+        char *uni = round_trip(layouts[l], "tokenizer.json");
+        char *bpe = round_trip(layouts[l], "tokenizer_bpe.json");
+        /* the two tokenizer types are one vocabulary: the same text */
+        assert_string_equal(uni, bpe);
+        free(uni);
+        free(bpe);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hf_f32),
         cmocka_unit_test(test_nemo_bf16),
+        cmocka_unit_test(test_round_trip_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

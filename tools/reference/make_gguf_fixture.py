@@ -6,7 +6,12 @@ as tokenizer.ggml.tokens, a Hann window as fe.window, and no special-id keys
 (readers look the special tokens up by string). The weights are the random
 model below, so the C test regenerates them and compares.
 
-    make && /work/refenv/bin/python tools/reference/make_gguf_fixture.py
+With --q8_0 it writes tests/fixtures/gguf/crisp-tiny-q8_0.gguf instead: the
+same file with every matrix whose rows are a multiple of 32 long quantized to
+Q8_0, as CrispASR's quantizer does, for the test that such a file is refused
+with a message naming the supported types (no int8 path exists yet).
+
+    make && /work/refenv/bin/python tools/reference/make_gguf_fixture.py [--q8_0]
 
 Needs: gguf==0.19.0, safetensors, numpy (in /work/refenv).
 """
@@ -21,7 +26,8 @@ import numpy as np
 from safetensors.numpy import load_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "tests/fixtures/gguf/crisp-tiny.gguf")
+Q8 = "--q8_0" in sys.argv[1:]
+OUT = os.path.join(ROOT, "tests/fixtures/gguf/crisp-tiny-q8_0.gguf" if Q8 else "tests/fixtures/gguf/crisp-tiny.gguf")
 ARGS = ["--enc-layers", "2", "--enc-d", "32", "--enc-heads", "2", "--enc-ff", "64", "--sub-channels", "8",
         "--dec-layers", "1", "--dec-d", "32", "--dec-heads", "2", "--dec-ff", "64", "--positions", "64",
         "--vocab", "330", "--seed", "3", "--dtype", "f32"]
@@ -99,6 +105,10 @@ with tempfile.TemporaryDirectory() as d:
         t = sd[name]
         keep32 = g.endswith(".bias") or "norm" in g or g.endswith((".bn.mean", ".bn.var")) or "pos_bias" in g \
             or t.ndim <= 1 or g == "dec.pos.weight" or g.endswith("_ln.weight")
+        if Q8 and not keep32 and t.ndim == 2 and t.shape[-1] % 32 == 0:
+            q = gguf.quants.quantize(t.astype(np.float32), gguf.GGMLQuantizationType.Q8_0)
+            w.add_tensor(g, q, raw_shape=q.shape, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            continue
         w.add_tensor(g, t.astype(np.float32 if keep32 else np.float16))
     w.write_header_to_file()
     w.write_kv_data_to_file()

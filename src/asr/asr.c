@@ -46,15 +46,14 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = opts->threads;
     a->threads = opts->threads;
-    char path[4096];
     /* "cuda" is the whole-model GPU engine, not the per-op backend table */
     int gpu = opts->device && !strcmp(opts->device, "cuda");
     if (gpu && (s = ct_asr_gpu_check(opts->weight_dtype)) != CT_OK) goto fail;
     if (!gpu && (s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
     if ((s = ct_checkpoint_open(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
-    if ((s = ct_path_join(path, sizeof path, ct_checkpoint_dir(a->ck), "tokenizer.json")) != CT_OK) goto fail;
-    if ((s = ct_tokenizer_load(path, &a->tok)) != CT_OK) goto fail;
+    /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
+    if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;
     if (gpu) { /* hyper-parameters only on the host; the tensors go to the engine */
         if ((s = ct_asr_hparams_from_config(&a->cfg, &a->w.hp)) != CT_OK) goto fail;
         a->w.wdtype = opts->weight_dtype;
@@ -137,7 +136,8 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if (!req) req = &def;
     if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
     if (a->gpu) {
-        ct_asr_gpu_ctx g = {a->gpu, a->tok, a->mel, &a->w.hp, a->eos_id, a->cfg.pad_id >= 0 ? a->cfg.pad_id : a->eos_id};
+        ct_asr_gpu_ctx g = {a->gpu, a->tok, a->mel, &a->w.hp, a->eos_id, a->cfg.pad_id >= 0 ? a->cfg.pad_id : a->eos_id,
+                            &a->cfg};
         return ct_asr_gpu_transcribe(&g, clips, n_samples, B, req, out);
     }
     const ct_asr_hparams *hp = &a->w.hp;
@@ -159,7 +159,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     for (int b = 0; b < B; b++) {
         const char *lang = req->languages && req->languages[b] ? req->languages[b] : "en";
         int n = 0;
-        s = ct_tokenizer_prompt(a->tok, lang, req->punctuation, prompts + (size_t)b * 64, 64, &n);
+        s = ct_asr_prompt(&a->cfg, a->tok, lang, req->punctuation, prompts + (size_t)b * 64, 64, &n);
         if (s != CT_OK) {
             ct_fail_wrap(s, "clip %d", b);
             goto done;

@@ -84,6 +84,18 @@ const ct_tokenizer *ct_asr_tokenizer(const ct_asr *asr);
 const ct_asr_weights *ct_asr_model_weights(const ct_asr *asr);
 ct_backend *ct_asr_backend(ct_asr *asr); /* NULL on "cuda" (no per-op backend) */
 
+/* Whether lang is one of the model's languages: the config's
+ * supported_languages when it lists any (the tokenizer must then have
+ * <|lang|>), else the tokenizer's language tokens (<|xx|>, two lowercase
+ * letters). CT_ERR_INVALID_ARG "unsupported language "X": the model's
+ * languages are a,b,c" otherwise. Every transcription checks each clip's
+ * language this way; callers validate a --language up front with it. */
+ct_status ct_asr_language_check(const ct_model_config *cfg, const ct_tokenizer *tok, const char *lang);
+ct_status ct_asr_check_language(const ct_asr *asr, const char *lang);
+/* The checked 10-token decoder prompt (model/tokenizer.h ct_tokenizer_prompt). */
+ct_status ct_asr_prompt(const ct_model_config *cfg, const ct_tokenizer *tok, const char *lang, int punctuation,
+                        int32_t *ids, int cap, int *n);
+
 ct_status ct_asr_transcribe(ct_asr *asr, const float *const *clips, const size_t *n_samples, int batch,
                             const ct_asr_request *req, ct_asr_result *out);
 void ct_asr_result_free(ct_asr_result *res);

@@ -192,8 +192,8 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     }
     for (int b = 0; b < B; b++) {
         const char *lang = req->languages && req->languages[b] ? req->languages[b] : "en";
-        if ((s = ct_tokenizer_prompt(g->tok, lang, req->punctuation, prompts + (size_t)b * MAX_PROMPT, MAX_PROMPT,
-                                     &plen[b])) != CT_OK) {
+        if ((s = ct_asr_prompt(g->cfg, g->tok, lang, req->punctuation, prompts + (size_t)b * MAX_PROMPT, MAX_PROMPT,
+                               &plen[b])) != CT_OK) {
             ct_fail_wrap(s, "clip %d", b);
             goto done;
         }

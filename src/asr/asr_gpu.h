@@ -24,6 +24,7 @@ typedef struct ct_asr_gpu_ctx {
     ct_mel *mel; /* CPU mel: used when dither is requested */
     const ct_asr_hparams *hp;
     int32_t eos_id, pad_id;
+    const ct_model_config *cfg; /* languages (NULL: the tokenizer's) */
 } ct_asr_gpu_ctx;
 
 ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *clips, const size_t *n_samples, int B,

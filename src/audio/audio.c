@@ -24,6 +24,7 @@ ct_audio_options ct_audio_default_options(void) {
     memset(&o, 0, sizeof o);
     o.backend = CT_AUDIO_BACKEND_AUTO;
     o.memory_cap_bytes = (uint64_t)4 << 30;
+    o.cap_option = "--audio-memory-gb";
     return o;
 }
 
@@ -99,12 +100,13 @@ ct_status ct_audio_job_check(const ct_audio_job *job) {
 
 static ct_status limit_error(const ct_audio_job *job, double seconds, const char *how) {
     double bytes = seconds * CT_AUDIO_SAMPLE_RATE * sizeof(float);
+    const char *opt = job->opts->cap_option;
     return ct_fail(CT_ERR_LIMIT,
                    "%s: decoded audio would need %.1f MiB (%s %.1f s at 16 kHz mono float32), "
-                   "over the audio memory cap of %.1f MiB (%.3g GiB, --audio-memory-gb)",
+                   "over the audio memory cap of %.1f MiB (%.3g GiB%s%s)",
                    job->name, bytes / MIB, how, seconds,
                    (double)job->opts->memory_cap_bytes / MIB,
-                   (double)job->opts->memory_cap_bytes / GIB);
+                   (double)job->opts->memory_cap_bytes / GIB, opt && *opt ? ", " : "", opt && *opt ? opt : "");
 }
 
 static ct_status job_grow(ct_audio_job *job, size_t need) {
@@ -245,25 +247,9 @@ static ct_status check_opts(const ct_audio_options *o, const char *name) {
 static ct_status open_input(const char *path, ct_audio_input *in) {
     memset(in, 0, sizeof *in);
     in->name = path;
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0) {
-        int e = errno;
-        return ct_fail(e == ENOENT || e == ENOTDIR ? CT_ERR_NOT_FOUND : CT_ERR_IO,
-                       "%s: cannot open: %s", path, strerror(e));
-    }
+    in->fd = -1;
     struct stat st;
-    const char *why = NULL;
-    if (fstat(in->fd, &st) != 0)
-        why = strerror(errno);
-    else if (S_ISDIR(st.st_mode))
-        why = "is a directory";
-    else if (!S_ISREG(st.st_mode))
-        why = "not a regular file";
-    if (why) {
-        close(in->fd);
-        in->fd = -1;
-        return ct_fail(CT_ERR_IO, "%s: %s", path, why);
-    }
+    CT_TRY(ct_fs_open_input(path, &in->fd, &st)); /* refuses FIFOs, devices, directories unopened-blocking */
     in->size = st.st_size;
     return CT_OK;
 }

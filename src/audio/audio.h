@@ -47,6 +47,9 @@ typedef struct ct_audio_options {
     ct_audio_cancel_fn cancel_fn; /* polled likewise (may be NULL) */
     void *cancel_user;
     double deadline_seconds;      /* wall-clock budget of one decode/probe; <= 0: none */
+    const char *cap_option;       /* the caller's option that sets the cap, named in the
+                                   * over-the-cap message; default "--audio-memory-gb",
+                                   * NULL: none (a tool without such an option) */
 } ct_audio_options;
 
 /* backend AUTO, memory_cap_bytes 4 GiB (--audio-memory-gb 4.0), no

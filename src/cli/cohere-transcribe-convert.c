@@ -57,11 +57,21 @@ int main(int argc, char **argv) {
     }
     ct_status s;
     if (ct_fs_is_dir(pos[0])) {
+        /* refuse an empty, device, FIFO, directory or symlink OUT before the
+         * conversion, not after it */
+        if (ct_fs_check_output(pos[1]) != CT_OK) {
+            fprintf(stderr, "cohere-transcribe-convert: %s\n", ct_last_error());
+            return pos[1][0] ? 1 : 2;
+        }
         s = ct_convert_to_gguf(pos[0], pos[1], dtype);
     } else {
         size_t n = strlen(pos[0]);
         if (n < 5 || strcmp(pos[0] + n - 5, ".gguf") != 0) {
             fprintf(stderr, "cohere-transcribe-convert: %s: neither a model directory nor a .gguf file\n", pos[0]);
+            return 2;
+        }
+        if (!pos[1][0]) {
+            fprintf(stderr, "cohere-transcribe-convert: OUT is empty\n");
             return 2;
         }
         s = ct_convert_from_gguf(pos[0], pos[1], dtype);

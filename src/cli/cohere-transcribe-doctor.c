@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_preinit.h" /* OpenBLAS fitted into ulimit -v before main (the Silero smoke uses it) */
 #include "cohere_transcribe.h"
 #include "pipeline/doctor.h"
 

@@ -23,6 +23,24 @@ static void on_signal(int sig) {
     g_cancel = 1;
 }
 
+/* The resolver words its errors for the product's --model/--model-revision
+ * options; here the model is the MODEL argument and the revision --revision. */
+static void print_error(const char *msg) {
+    fputs("cohere-transcribe-fetch: error: ", stderr);
+    for (const char *p = msg; *p;) {
+        if (!strncmp(p, "--model-revision", 16)) {
+            fputs("--revision", stderr);
+            p += 16;
+        } else if (!strncmp(p, "--model", 7)) {
+            fputs("MODEL", stderr);
+            p += 7;
+        } else {
+            fputc(*p++, stderr);
+        }
+    }
+    fputc('\n', stderr);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: cohere-transcribe-fetch [options] [MODEL]\n"
@@ -195,7 +213,7 @@ int main(int argc, char **argv) {
     }
     if (b.open) fputc('\n', stderr);
     if (st != CT_OK) {
-        fprintf(stderr, "cohere-transcribe-fetch: error: %s\n", ct_last_error());
+        print_error(ct_last_error());
         if (st == CT_ERR_ABORTED) return 130;
         return st == CT_ERR_INVALID_ARG ? 2 : 1;
     }

@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "blas_preinit.h" /* OpenBLAS inside ulimit -v: before main */
 #include "asr/asr.h"
+#include "core/fs.h"
 #include "model/resolve.h"
 #include "model/safetensors.h"
 
@@ -38,9 +41,15 @@ static void usage(FILE *f) {
 static int read_wav(const char *path, float **samples, size_t *n) {
     SF_INFO info;
     memset(&info, 0, sizeof info);
-    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    int fd;
+    if (ct_fs_open_input(path, &fd, NULL) != CT_OK) { /* a FIFO or device is refused, never waited on */
+        fprintf(stderr, "cohere-transcribe-inspect: %s\n", ct_last_error());
+        return -1;
+    }
+    SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, 1);
     if (!sf) {
         fprintf(stderr, "cohere-transcribe-inspect: %s: %s\n", path, sf_strerror(NULL));
+        close(fd);
         return -1;
     }
     if ((info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_WAV && (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_WAVEX) {
@@ -56,8 +65,13 @@ static int read_wav(const char *path, float **samples, size_t *n) {
     }
     *n = (size_t)info.frames;
     *samples = malloc(sizeof(float) * (*n ? *n : 1));
-    if (!*samples || sf_readf_float(sf, *samples, (sf_count_t)*n) != (sf_count_t)*n) {
-        fprintf(stderr, "cohere-transcribe-inspect: %s: short read\n", path);
+    if (!*samples) {
+        fprintf(stderr, "cohere-transcribe-inspect: %s: out of memory for %zu samples\n", path, *n);
+        sf_close(sf);
+        return -1;
+    }
+    if (sf_readf_float(sf, *samples, (sf_count_t)*n) != (sf_count_t)*n) {
+        fprintf(stderr, "cohere-transcribe-inspect: %s: short read (the file is shorter than its header says)\n", path);
         sf_close(sf);
         return -1;
     }
@@ -148,6 +162,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-inspect: --model, --out and at least one WAV are required\n");
         usage(stderr);
         return 2;
+    }
+    if (ct_fs_check_output(out) != CT_OK) { /* --out '' or a device/FIFO/dir/symlink: before the run */
+        fprintf(stderr, "cohere-transcribe-inspect: --out: %s\n", ct_last_error());
+        return out[0] ? 1 : 2;
     }
     ct_asr_options o = ct_asr_default_options();
     if (strcmp(device, "cpu") && strcmp(device, "cuda")) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_preinit.h" /* OpenBLAS inside ulimit -v: before main */
 #include "core/error.h"
 #include "model/hub.h"
 #include "model/resolve.h"
@@ -56,7 +57,9 @@ static int parse_number(const char *s, double *out) {
  * libsndfile as the fallback), as the product decodes it. */
 static ct_status read_audio(const char *path, float **samples, size_t *n) {
     ct_audio *a;
-    CT_TRY(ct_audio_decode(path, NULL, &a));
+    ct_audio_options ao = ct_audio_default_options();
+    ao.cap_option = NULL; /* the cap is the default 4 GiB: this tool has no option for it */
+    CT_TRY(ct_audio_decode(path, &ao, &a));
     *samples = a->samples;
     *n = a->n;
     a->samples = NULL;

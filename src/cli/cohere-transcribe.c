@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_preinit.h" /* a start-up hook, not API: fits OpenBLAS into ulimit -v before main */
 #include "cohere_transcribe.h"
 #include "common/console.h"
 #include "common/transcribe_args.h"

@@ -63,7 +63,7 @@ typedef struct ct_backend_ops {
     ct_status (*layer_norm)(ct_backend *be, float *y, const float *x, const float *g, const float *b,
                             int M, int D, float eps);
     /* In-place row softmax in float32, x (M,N); -inf entries become 0; a row
-     * of only -inf becomes all zeros. */
+     * of only -inf becomes all zeros; a row holding a NaN becomes all NaN. */
     ct_status (*softmax)(ct_backend *be, float *x, int M, int N);
     /* In place x = act(x), x (n). */
     ct_status (*activate)(ct_backend *be, float *x, size_t n, ct_act act);

@@ -13,13 +13,31 @@
 #include <time.h>
 #include <unistd.h>
 
-ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len) {
-    *out = NULL;
-    if (out_len) *out_len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+const char *ct_fs_kind_name(unsigned mode) {
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "regular file";
+    case S_IFDIR: return "directory";
+    case S_IFIFO: return "FIFO";
+    case S_IFSOCK: return "socket";
+    case S_IFCHR: return "character device";
+    case S_IFBLK: return "block device";
+    case S_IFLNK: return "symbolic link";
+    default: return "special file";
+    }
+}
+
+ct_status ct_fs_open_input(const char *path, int *fd_out, struct stat *st_out) {
+    *fd_out = -1;
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer forever (and a tty or modem device for carrier); O_NOCTTY: a
+     * terminal named as input must not become our controlling terminal.
+     * The check is on the opened descriptor (fstat), so a file swapped
+     * between a stat and the open cannot slip through. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
-        return ct_fail(errno == ENOENT ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot open: %s", path,
-                       strerror(errno));
+        int e = errno;
+        return ct_fail(e == ENOENT || e == ENOTDIR ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot open: %s", path,
+                       strerror(e));
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -29,8 +47,34 @@ ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t 
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return ct_fail(CT_ERR_IO, "%s: not a regular file", path);
+        return ct_fail(CT_ERR_IO, "%s: not a regular file (%s)", path, ct_fs_kind_name((unsigned)st.st_mode));
     }
+    /* Regular files ignore O_NONBLOCK today; clear it anyway so that reads
+     * keep their blocking meaning whatever the filesystem. */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return ct_fail(CT_ERR_IO, "%s: cannot set blocking mode: %s", path, strerror(e));
+    }
+    *fd_out = fd;
+    if (st_out) *st_out = st;
+    return CT_OK;
+}
+
+ct_status ct_fs_check_input(const char *path) {
+    int fd;
+    CT_TRY(ct_fs_open_input(path, &fd, NULL));
+    close(fd);
+    return CT_OK;
+}
+
+ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len) {
+    *out = NULL;
+    if (out_len) *out_len = 0;
+    int fd;
+    struct stat st;
+    CT_TRY(ct_fs_open_input(path, &fd, &st));
     if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
         close(fd);
         return ct_fail(CT_ERR_LIMIT, "%s: %lld bytes exceed the limit of %zu", path,
@@ -65,16 +109,9 @@ ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t 
 ct_status ct_fs_map(const char *path, ct_mapping *out) {
     out->data = NULL;
     out->size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return ct_fail(errno == ENOENT ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot open: %s", path,
-                       strerror(errno));
-    }
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return ct_fail(CT_ERR_IO, "%s: not a readable regular file", path);
-    }
+    CT_TRY(ct_fs_open_input(path, &fd, &st));
     if (st.st_size == 0) {
         close(fd);
         return CT_OK;
@@ -82,7 +119,9 @@ ct_status ct_fs_map(const char *path, ct_mapping *out) {
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
-    if (p == MAP_FAILED) return ct_fail(CT_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+    if (p == MAP_FAILED)
+        return ct_fail(e == ENOMEM ? CT_ERR_OOM : CT_ERR_IO, "%s: mmap of %lld bytes failed: %s", path,
+                       (long long)st.st_size, strerror(e));
     out->data = p;
     out->size = (size_t)st.st_size;
     return CT_OK;
@@ -138,6 +177,29 @@ static ct_status temp_name(char *out, size_t cap, const char *path, unsigned n) 
     return CT_OK;
 }
 
+ct_status ct_fs_check_output(const char *path) {
+    if (!path || !*path) return ct_fail(CT_ERR_INVALID_ARG, "output path is empty");
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return CT_OK; /* a new file */
+        return ct_fail(errno == ENOTDIR ? CT_ERR_NOT_FOUND : CT_ERR_IO, "%s: cannot check the output path: %s",
+                       path, strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) return CT_OK;
+    if (S_ISLNK(st.st_mode)) {
+        /* A rename would replace the link itself, not what it points to, so
+         * neither a link to a device (never touch it) nor one to a regular
+         * file (the user meant the target, we would break the link) can be
+         * replaced the way the caller expects: refuse both, naming what the
+         * link points to. */
+        struct stat t;
+        const char *to = stat(path, &t) != 0 ? "missing" : ct_fs_kind_name((unsigned)t.st_mode);
+        return ct_fail(CT_ERR_IO, "%s: refusing to replace a symbolic link (target: %s)", path, to);
+    }
+    return ct_fail(CT_ERR_IO, "%s: refusing to replace a %s: the output must be a regular file or a new path",
+                   path, ct_fs_kind_name((unsigned)st.st_mode));
+}
+
 ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
     /* The temp file is opened with mode 0666 so the kernel applies the umask
      * as for any new file (mkstemp would give 0600; changing the process
@@ -148,6 +210,8 @@ ct_status ct_atomic_file_open(ct_atomic_file *f, const char *path) {
     f->tmp = NULL;
     f->failed = 0;
     f->committed = 0;
+    f->path = NULL;
+    CT_TRY(ct_fs_check_output(path));
     if (!(f->path = strdup(path))) return ct_fail(CT_ERR_OOM, "%s: out of memory", path);
     char tmp[PATH_MAX];
     for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
@@ -198,6 +262,9 @@ ct_status ct_atomic_file_commit(ct_atomic_file *f) {
     int r = close(f->fd);
     f->fd = -1;
     if (r != 0) return ct_fail(CT_ERR_IO, "%s: close failed: %s", f->path, strerror(errno));
+    /* Checked again just before the commit point: the target may have been
+     * replaced by a device, FIFO or link while the file was being written. */
+    CT_TRY(ct_fs_check_output(f->path));
     if (rename(f->tmp, f->path) != 0) return ct_fail(CT_ERR_IO, "%s: rename failed: %s", f->path, strerror(errno));
     free(f->tmp);
     f->tmp = NULL;
@@ -249,6 +316,11 @@ ct_status ct_fs_mkdirs(const char *path) {
 int ct_fs_is_dir(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ct_fs_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
 }
 
 int ct_fs_is_file(const char *path) {

@@ -9,6 +9,32 @@
 
 #include "core/error.h"
 
+struct stat;
+
+/* The one way the library opens a file it reads (model files, tokenizer,
+ * config, GGUF, ONNX, audio, Hub cache files): opened O_NONBLOCK (a FIFO
+ * must not block waiting for a writer) and O_NOCTTY, checked with fstat, and
+ * anything but a regular file refused with CT_ERR_IO "<path>: not a regular
+ * file (FIFO|directory|character device|...)", before a byte is read;
+ * O_NONBLOCK is then cleared. A missing path is CT_ERR_NOT_FOUND. On success
+ * *fd is open (O_CLOEXEC, close it) and *st (if non-NULL) describes it. */
+ct_status ct_fs_open_input(const char *path, int *fd, struct stat *st);
+/* The same check for a reader that opens the path itself (libsndfile's
+ * sf_open): open, check, close. */
+ct_status ct_fs_check_input(const char *path);
+
+/* The rule every published output follows: path is new (missing), or an
+ * existing regular file. Anything else is refused with CT_ERR_IO naming the
+ * kind: a device, FIFO, socket or directory (a rename would replace the
+ * node: --out /dev/null run as root would break /dev/null), and any symbolic
+ * link, also one to a regular file (the rename would replace the link, not
+ * its target). Dangling links are refused too. Empty path: CT_ERR_INVALID_ARG. */
+ct_status ct_fs_check_output(const char *path);
+
+/* "regular file", "directory", "FIFO", "socket", "character device",
+ * "block device", "symbolic link", "special file" for a st_mode. */
+const char *ct_fs_kind_name(unsigned mode);
+
 /* Read a whole file into a fresh NUL-terminated buffer (free with free()).
  * Files larger than max_bytes fail with CT_ERR_LIMIT before reading. */
 ct_status ct_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len);
@@ -45,7 +71,10 @@ void ct_fs_unmap(ct_mapping *m);
  * Writers race last-rename-wins; temp names are unique per process and call
  * (pid + counter, O_EXCL), so concurrent writers never share a temp file.
  * Temp names always fit NAME_MAX: "<name>.tmp.<pid>.<n>", or, for a name
- * too long for that, its leading bytes + "~" + a hash of the whole name. */
+ * too long for that, its leading bytes + "~" + a hash of the whole name.
+ * The target must pass ct_fs_check_output (new, or a regular file; never a
+ * device, FIFO, socket, directory or symbolic link): checked before the temp
+ * file is created and again just before the rename. */
 ct_status ct_fs_write_atomic(const char *path, const void *data, size_t len);
 
 /* The same, for a file written in pieces (checkpoint writers): open makes
@@ -75,6 +104,10 @@ ct_status ct_fs_mkdirs(const char *path);
 /* 1 if path exists and is a directory / regular file, else 0. */
 int ct_fs_is_dir(const char *path);
 int ct_fs_is_file(const char *path);
+/* 1 if path names anything (links followed): for "is this optional file
+ * there?" probes, which then read it with ct_fs_open_input so that a FIFO or
+ * device under the name is refused by kind, not taken as missing. */
+int ct_fs_exists(const char *path);
 
 /* NULL if s is a safe relative path to join under a directory, else a
  * static phrase saying why not. Safe: not empty, not absolute (no leading

@@ -300,11 +300,75 @@ int64_t ct_checkpoint_param_count(const ct_checkpoint *ck) {
  * BatchNorm counters are expected; anything else is logged and ignored, as
  * transformers ignores unexpected keys. */
 static void note_unused(const ct_checkpoint *ck) {
+    enum { MAX_NAMED = 10 }; /* a file of 200,000 stray tensors gets 11 lines, not 200,000 */
+    size_t extra = 0;
     for (size_t i = 0; i < ck->n; i++) {
         const char *nm = ck->t[i].name;
         if (ck->used[i] || strncmp(nm, "preprocessor.", 13) == 0 || ct_str_ends_with(nm, ".num_batches_tracked")) continue;
-        ct_log(CT_LOG_WARN, "%s: ignoring unexpected tensor '%s'", ck->dir, nm);
+        if (extra++ < MAX_NAMED) ct_log(CT_LOG_WARN, "%s: ignoring unexpected tensor '%s'", ck->dir, nm);
     }
+    if (extra > MAX_NAMED)
+        ct_log(CT_LOG_WARN, "%s: ignoring %zu more unexpected tensors", ck->dir, extra - MAX_NAMED);
+}
+
+/* Index of the first NaN or infinity among n elements of a float tensor, or
+ * -1. On the bit patterns (exponent all ones), so no float compare and no
+ * conversion: one pass over the mapping, cheap next to the load's. */
+static int64_t first_non_finite(const ct_st_tensor *t) {
+    size_t n = (size_t)t->numel;
+    if (t->dtype == CT_DTYPE_F32) {
+        const uint8_t *p = t->data;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, p + 4 * i, 4);
+            if ((u & 0x7f800000u) == 0x7f800000u) return (int64_t)i;
+        }
+    } else if (t->dtype == CT_DTYPE_BF16 || t->dtype == CT_DTYPE_F16) {
+        const uint16_t mask = t->dtype == CT_DTYPE_BF16 ? 0x7f80u : 0x7c00u;
+        const uint8_t *p = t->data;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t u;
+            memcpy(&u, p + 2 * i, 2);
+            if ((u & mask) == mask) return (int64_t)i;
+        }
+    }
+    return -1;
+}
+
+/* Every float tensor the model uses must be finite: one NaN in a weight
+ * makes every activation after it NaN, and the decoder then "succeeds" with
+ * an empty text (argmax of NaN logits). Refused at open, naming the tensor. */
+static ct_status check_finite(const ct_checkpoint *ck) {
+    /* The first bad tensor in name order wins, so the message does not
+     * depend on thread timing; ct_fail runs on the calling thread (the
+     * message is thread-local). */
+    size_t bad = (size_t)-1;
+    int64_t bad_at = -1;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t i = 0; i < ck->n; i++) {
+        if (!ck->used[i]) continue;
+        int64_t at = first_non_finite(&ck->t[i]);
+        if (at < 0) continue;
+#pragma omp critical(ct_checkpoint_finite)
+        if (i < bad) {
+            bad = i;
+            bad_at = at;
+        }
+    }
+    if (bad == (size_t)-1) return CT_OK;
+    const ct_st_tensor *t = &ck->t[bad];
+    int nan;
+    if (t->dtype == CT_DTYPE_F32) {
+        uint32_t u;
+        memcpy(&u, (const uint8_t *)t->data + 4 * bad_at, 4);
+        nan = (u & 0x7fffffu) != 0;
+    } else {
+        uint16_t h;
+        memcpy(&h, (const uint8_t *)t->data + 2 * bad_at, 2);
+        nan = (h & (t->dtype == CT_DTYPE_BF16 ? 0x7fu : 0x3ffu)) != 0;
+    }
+    return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' holds a non-finite weight (%s at element %lld)", ck->dir, t->name,
+                   nan ? "NaN" : "infinity", (long long)bad_at);
 }
 
 /* Build the normalised, sorted tensor table from a list of tensors. */
@@ -335,6 +399,7 @@ ct_status ct_checkpoint_build(ct_checkpoint *ck, const ct_st_tensor *const *src,
 ct_status ct_checkpoint_finish(ct_checkpoint *ck) {
     ct_status s = derive(ck);
     if (s == CT_OK) s = verify_all(ck);
+    if (s == CT_OK) s = check_finite(ck);
     if (s == CT_OK) note_unused(ck);
     return s;
 }
@@ -399,7 +464,8 @@ ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out) {
     if (!path || !*path) return ct_fail(CT_ERR_INVALID_ARG, "checkpoint: empty path");
     if (ct_fs_is_dir(path)) return open_dir(path, out);
     if (ct_str_ends_with(path, ".gguf")) return ct_checkpoint_open_gguf(path, out);
-    if (!ct_fs_is_file(path)) return ct_fail(CT_ERR_NOT_FOUND, "%s: no such model directory or file", path);
+    if (!ct_fs_exists(path)) return ct_fail(CT_ERR_NOT_FOUND, "%s: no such model directory or file", path);
+    CT_TRY(ct_fs_check_input(path)); /* a FIFO or device: refused by kind */
     return ct_fail(CT_ERR_INVALID_ARG, "%s: not a model directory or a .gguf file", path);
 }
 

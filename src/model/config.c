@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/fs.h"
 
@@ -328,7 +329,10 @@ ct_status ct_config_load(const char *dir, ct_model_config *out) {
     size_t n = 0, gn = 0;
     CT_TRY(ct_fs_read_all(p, CONFIG_MAX_BYTES, &text, &n));
     ct_status s = CT_OK;
-    if (ct_fs_is_file(g)) s = ct_fs_read_all(g, CONFIG_MAX_BYTES, &gtext, &gn);
+    /* Optional, but when the name exists it must be a readable regular file:
+     * a FIFO or directory there is refused, not silently skipped. */
+    struct stat gst;
+    if (stat(g, &gst) == 0) s = ct_fs_read_all(g, CONFIG_MAX_BYTES, &gtext, &gn);
     if (s == CT_OK) s = ct_config_parse(text, n, p, gtext, gn, g, out);
     free(text);
     free(gtext);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fs.h"
+
 static void to_hex(const unsigned char *md, unsigned n, char *hex) {
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < n; i++) {
@@ -20,13 +22,9 @@ static void to_hex(const unsigned char *md, unsigned n, char *hex) {
 
 ct_status ct_file_digest(const char *path, ct_digest_kind kind, char hex[65]) {
     hex[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ct_fail(CT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
     struct stat s;
-    if (fstat(fd, &s) != 0) {
-        close(fd);
-        return ct_fail(CT_ERR_IO, "%s: cannot stat", path);
-    }
+    CT_TRY(ct_fs_open_input(path, &fd, &s)); /* a FIFO or device must not block or stream forever */
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx || !EVP_DigestInit_ex(ctx, kind == CT_DIGEST_SHA256 ? EVP_sha256() : EVP_sha1(), NULL)) {
         EVP_MD_CTX_free(ctx);

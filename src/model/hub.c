@@ -158,7 +158,11 @@ ct_status ct_hub_create(const ct_hub_options *opts, ct_hub **out) {
     if (h->o.connect_timeout_s <= 0) h->o.connect_timeout_s = 15;
     if (h->o.stall_timeout_s <= 0) h->o.stall_timeout_s = 60;
     const char *ep = h->o.endpoint;
-    if (!ep || !*ep) ep = getenv("HF_ENDPOINT");
+    if (ep && !*ep) { /* given but empty: not silently huggingface.co */
+        ct_hub_free(h);
+        return ct_fail(CT_ERR_INVALID_ARG, "Hub endpoint: empty (give an http(s) URL, or leave the option out)");
+    }
+    if (!ep) ep = getenv("HF_ENDPOINT");
     if (!ep || !*ep) ep = CT_HUB_DEFAULT_ENDPOINT;
     h->endpoint = strdup(ep);
     h->cache_dir = h->o.cache_dir ? expand_user(h->o.cache_dir) : default_cache_dir();
@@ -170,9 +174,21 @@ ct_status ct_hub_create(const ct_hub_options *opts, ct_hub **out) {
     while (n && h->endpoint[n - 1] == '/') h->endpoint[--n] = '\0';
     char origin[512];
     ct_status st = ct_hub_url_origin(h->endpoint, origin, sizeof origin);
-    if (st != CT_OK || (strncmp(origin, "http://", 7) != 0 && strncmp(origin, "https://", 8) != 0)) {
+    if (st != CT_OK) { /* the parser's reason: a bad port number, a bad host, ... */
+        ct_hub_free(h);
+        return ct_fail_wrap(CT_ERR_INVALID_ARG, "Hub endpoint");
+    }
+    if (strncmp(origin, "http://", 7) != 0 && strncmp(origin, "https://", 8) != 0) {
         ct_hub_free(h);
         return ct_fail(CT_ERR_INVALID_ARG, "Hub endpoint %s: not an http(s) URL", ep);
+    }
+    if (ct_hub_url_has_userinfo(h->endpoint)) {
+        /* every message and warning names the endpoint and the URLs made from
+         * it: a password there would be printed; the token has its own place */
+        ct_hub_free(h);
+        return ct_fail(CT_ERR_INVALID_ARG,
+                       "Hub endpoint: a user name or password in the URL is not supported (it would be shown in "
+                       "messages); give the token with HF_TOKEN instead");
     }
     if (!(h->origin = strdup(origin))) { /* ct_hub_http compares every hop's origin with it */
         ct_hub_free(h);
@@ -310,11 +326,14 @@ static ct_status revision_http_error(const ct_hub *h, const ct_http_result *r, c
 /* A request with retries on transport errors and 429/5xx. */
 static ct_status http_retry(ct_hub *h, const ct_http_request *req, ct_http_result *res) {
     ct_status st = CT_OK;
+    int tries = 0;
     for (int attempt = 0; attempt < h->o.max_attempts; attempt++) {
         if (attempt > 0) CT_TRY(ct_hub_backoff(h, attempt - 1));
         st = ct_hub_http(h, req, res);
+        tries = attempt + 1;
         if (st == CT_ERR_NETWORK && res->net_error) {
             CT_LOGW("hub: %s (attempt %d of %d)", ct_last_error(), attempt + 1, h->o.max_attempts);
+            if (res->net_error == CT_NET_REFUSED && attempt >= 1) break; /* refused twice: nothing listens */
             continue;
         }
         if (st != CT_OK) return st;
@@ -327,7 +346,7 @@ static ct_status http_retry(ct_hub *h, const ct_http_request *req, ct_http_resul
         return CT_OK;
     }
     return ct_fail_wrap(CT_ERR_NETWORK, "the Hub (%s) could not be reached after %d attempts",
-                        h->endpoint, h->o.max_attempts);
+                        h->endpoint, tries);
 }
 
 /* ---- revisions ----------------------------------------------------------- */

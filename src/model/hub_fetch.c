@@ -80,6 +80,7 @@ static ct_status head_file(ct_hub *h, const char *url, const char *repo, const c
         st = ct_hub_http(h, &req, &res);
         if (st == CT_ERR_NETWORK && res.net_error) {
             CT_LOGW("hub: %s (attempt %d of %d)", ct_last_error(), attempt + 1, h->o.max_attempts);
+            if (res.net_error == CT_NET_REFUSED && attempt >= 1) break; /* refused twice: nothing listens */
             continue;
         }
         if (st == CT_OK && ct_hub_status_retryable(res.status)) {
@@ -152,6 +153,10 @@ static ct_status download_blob(ct_hub *h, const char *url, const char *repo, con
         int retry = 0;
         if (st == CT_ERR_NETWORK && res.net_error) {
             retry = 1;
+            if (res.net_error == CT_NET_REFUSED && failures >= 1 && !progressed) {
+                ct_http_result_clear(&res); /* refused twice: nothing listens */
+                return ct_fail_wrap(CT_ERR_NETWORK, "%s: download failed after %d attempts", file, total_tries + 1);
+            }
         } else if (st != CT_OK) {
             ct_http_result_clear(&res);
             return st;

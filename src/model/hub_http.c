@@ -57,16 +57,39 @@ ct_status ct_hub_backoff(ct_hub *h, int attempt) {
     return ct_hub_check_cancel(h);
 }
 
+int ct_hub_url_has_userinfo(const char *url) {
+    CURLU *u = curl_url();
+    if (!u) return 0;
+    char *user = NULL, *pw = NULL;
+    int has = 0;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+        has = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
+              curl_url_get(u, CURLUPART_PASSWORD, &pw, 0) == CURLUE_OK;
+    }
+    curl_free(user);
+    curl_free(pw);
+    curl_url_cleanup(u);
+    return has;
+}
+
 ct_status ct_hub_url_origin(const char *url, char *out, size_t cap) {
     CURLU *u = curl_url();
     if (!u) return ct_fail(CT_ERR_OOM, "cannot allocate a URL parser");
     char *scheme = NULL, *host = NULL, *port = NULL;
     ct_status st = CT_OK;
-    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-        st = ct_fail(CT_ERR_INVALID_ARG, "%s: not a valid URL", url);
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+    if (uc == CURLUE_OK) uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    if (uc == CURLUE_OK) uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+    if (uc == CURLUE_OK) uc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (uc != CURLUE_OK) {
+        /* the parser's reason ("Port number was not a decimal number between
+         * 0 and 65535", ...); any user info in the URL is not repeated */
+        const char *sep = strstr(url, "://"), *at = strchr(url, '@');
+        if (sep && at && at > sep)
+            st = ct_fail(CT_ERR_INVALID_ARG, "%.*s***%s: not a valid URL: %s", (int)(sep + 3 - url), url, at,
+                         curl_url_strerror(uc));
+        else
+            st = ct_fail(CT_ERR_INVALID_ARG, "%s: not a valid URL: %s", url, curl_url_strerror(uc));
     } else {
         int n = snprintf(out, cap, "%s://%s:%s", scheme, host, port);
         if (n < 0 || (size_t)n >= cap) st = ct_fail(CT_ERR_LIMIT, "%s: URL too long", url);
@@ -361,7 +384,11 @@ ct_status ct_hub_http(ct_hub *h, const ct_http_request *req, ct_http_result *res
             } else if (rc == CURLE_WRITE_ERROR && x.body_overflow) {
                 st = ct_fail(CT_ERR_LIMIT, "%s: response larger than %zu bytes", res->url, x.body_cap);
             } else {
-                res->net_error = net_retryable(rc);
+                res->net_error = net_retryable(rc) ? CT_NET_RETRY : 0;
+                long os_errno = 0;
+                if (rc == CURLE_COULDNT_CONNECT && curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+                    os_errno == ECONNREFUSED)
+                    res->net_error = CT_NET_REFUSED;
                 snprintf(res->net_message, sizeof res->net_message, "%s", curl_easy_strerror(rc));
                 st = ct_fail(CT_ERR_NETWORK, "%s: %s", res->url, curl_easy_strerror(rc));
             }

@@ -25,6 +25,8 @@ struct ct_hub {
 
 /* ---- HTTP (hub_http.c) -------------------------------------------------- */
 
+enum { CT_NET_RETRY = 1, CT_NET_REFUSED = 2 };
+
 typedef struct ct_http_result {
     long status;          /* of the last response (0: no response) */
     char url[2048];       /* the URL that gave the last response, without its query (messages) */
@@ -41,7 +43,9 @@ typedef struct ct_http_result {
     char *body;           /* memory body (API/error responses), NUL-terminated */
     size_t body_len;
     int64_t written;      /* bytes written to the file sink by this exchange */
-    int net_error;        /* 1: transport failure (retryable); 0 otherwise */
+    int net_error;        /* CT_NET_RETRY: transport failure (retryable); CT_NET_REFUSED: the
+                           * connection was refused (retried once: nothing listens there, and
+                           * five tries with back-off took 15 s to say so); 0 otherwise */
     char net_message[256];
 } ct_http_result;
 
@@ -72,6 +76,8 @@ ct_status ct_hub_parse_revision_json(const char *body, size_t len, const char *r
                                      ct_hub_revision *r);
 
 /* "scheme://host:port" of url, lower-case, default ports filled in. */
+/* 1 when url carries a user name or password ("https://u:p@host"). */
+int ct_hub_url_has_userinfo(const char *url);
 ct_status ct_hub_url_origin(const char *url, char *out, size_t cap);
 /* Percent-encode s for a URL path; keep '/' when keep_slash. */
 ct_status ct_hub_url_quote(const char *s, int keep_slash, char *out, size_t cap);

@@ -178,9 +178,8 @@ static void free_names(char **v, int n) {
 static ct_status need_file(const char *dir, const char *name) {
     char p[PATH_MAX];
     CT_TRY(ct_path_join(p, sizeof p, dir, name));
-    if (!ct_fs_is_file(p))
-        return ct_fail(CT_ERR_NOT_FOUND, "%s: missing %s", dir, name);
-    return CT_OK;
+    if (!ct_fs_exists(p)) return ct_fail(CT_ERR_NOT_FOUND, "%s: missing %s", dir, name);
+    return ct_fs_check_input(p); /* there, but a FIFO, device or directory: say so */
 }
 
 ct_status ct_model_check_dir(const char *dir) {
@@ -198,9 +197,9 @@ ct_status ct_model_check_dir(const char *dir) {
                        "%s: PEFT/LoRA adapters are not supported (adapter_config.json)", dir);
     CT_TRY(need_file(dir, "tokenizer.json"));
     CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors"));
-    if (ct_fs_is_file(p)) return CT_OK;
+    if (ct_fs_exists(p)) return ct_fs_check_input(p);
     CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors.index.json"));
-    if (!ct_fs_is_file(p))
+    if (!ct_fs_exists(p))
         return ct_fail(CT_ERR_NOT_FOUND, "%s: missing model.safetensors (or model.safetensors.index.json)",
                        dir);
     char **shards;

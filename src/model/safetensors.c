@@ -442,9 +442,9 @@ ct_status ct_st_open(const char *path, ct_safetensors **out) {
     if (ct_fs_is_dir(path)) {
         char p[PATH_MAX];
         CT_TRY(ct_path_join(p, sizeof p, path, "model.safetensors.index.json"));
-        if (ct_fs_is_file(p)) return open_index(p, out);
+        if (ct_fs_exists(p)) return open_index(p, out); /* a FIFO or device there is refused by the read */
         CT_TRY(ct_path_join(p, sizeof p, path, "model.safetensors"));
-        if (ct_fs_is_file(p)) return open_single(p, out);
+        if (ct_fs_exists(p)) return open_single(p, out);
         return ct_fail(CT_ERR_NOT_FOUND, "%s: holds neither model.safetensors nor model.safetensors.index.json",
                        path);
     }
@@ -617,8 +617,13 @@ static ct_status refuse_failed(const ct_st_writer *w) {
     return ct_fail(CT_ERR_MISUSE, "%s: an earlier write failed; the file cannot be completed", w->path);
 }
 
+/* Zero-byte tensors have nothing to feed: a chunk stream (which cannot
+ * address them) passes over them, and so does finish. ct_st_writer_write
+ * does not: each of its calls is one declared tensor, empty or not, so a
+ * caller writing tensor by tensor stays in step (skipping them there made
+ * the next call take the wrong tensor and over-read the caller's buffer). */
 static void skip_empty(ct_st_writer *w) {
-    while (w->cur < w->n && w->decl[w->cur].nbytes == 0) w->cur++;
+    while (w->cur < w->n && w->done == 0 && w->decl[w->cur].nbytes == 0) w->cur++;
 }
 
 static ct_status write_header(ct_st_writer *w) {
@@ -659,18 +664,22 @@ static ct_status write_header(ct_st_writer *w) {
     free(text);
     s = write_all(w, buf, 8 + hl);
     free(buf);
-    if (s == CT_OK) {
-        w->started = 1;
-        skip_empty(w);
-    }
+    if (s == CT_OK) w->started = 1;
     return s;
 }
 
+static ct_status write_chunk(ct_st_writer *w, const void *data, size_t n, int whole);
+
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) {
+    return write_chunk(w, data, n, 0);
+}
+
+static ct_status write_chunk(ct_st_writer *w, const void *data, size_t n, int whole) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: write after finish", w->path);
     if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
     if (n == 0) return CT_OK;
+    skip_empty(w);
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more data than the declared tensors hold", w->path);
     const wt_decl *d = &w->decl[w->cur];
     if (n > d->nbytes - w->done)
@@ -681,7 +690,7 @@ ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n) 
     if (w->done == d->nbytes) {
         w->cur++;
         w->done = 0;
-        skip_empty(w);
+        if (!whole) skip_empty(w);
     }
     return CT_OK;
 }
@@ -692,13 +701,18 @@ ct_status ct_st_writer_write(ct_st_writer *w, const void *data) {
     if (w->cur >= w->n) return ct_fail(CT_ERR_MISUSE, "%s: more tensors written than declared", w->path);
     if (w->done != 0)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' is partly written", w->path, w->decl[w->cur].name);
-    return ct_st_writer_write_chunk(w, data, (size_t)w->decl[w->cur].nbytes);
+    if (w->decl[w->cur].nbytes == 0) { /* an empty tensor: this call is it, data unread */
+        w->cur++;
+        return CT_OK;
+    }
+    return write_chunk(w, data, (size_t)w->decl[w->cur].nbytes, 1);
 }
 
 ct_status ct_st_writer_finish(ct_st_writer *w) {
     if (w->finished) return ct_fail(CT_ERR_MISUSE, "%s: finished twice", w->path);
     if (w->failed) return refuse_failed(w);
     if (!w->started) CT_TRY(write_header(w));
+    skip_empty(w); /* trailing empty tensors need no write */
     if (w->cur < w->n)
         return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' and %zu more were declared but not written", w->path,
                        w->decl[w->cur].name, w->n - w->cur - 1);

@@ -81,10 +81,14 @@ ct_status ct_st_writer_create(const char *path, ct_st_writer **out);
 ct_status ct_st_writer_add(ct_st_writer *w, const char *name, ct_dtype dtype, int ndim,
                            const int64_t *shape);
 ct_status ct_st_writer_set_metadata(ct_st_writer *w, const char *key, const char *value);
-/* The whole byte image of the next declared tensor. */
+/* The whole byte image of the next declared tensor: one call per declared
+ * tensor, zero-length ones included (data is not read for those), so a
+ * caller writing tensor by tensor never gets out of step. */
 ct_status ct_st_writer_write(ct_st_writer *w, const void *data);
 /* Part of the current tensor's bytes; tensors may be fed in any number of
- * chunks, crossing tensor boundaries is an error. */
+ * chunks, crossing tensor boundaries is an error. A chunk stream passes
+ * over zero-length tensors (it cannot address them); finish passes over
+ * trailing ones. */
 ct_status ct_st_writer_write_chunk(ct_st_writer *w, const void *data, size_t n);
 /* Check everything was written, fsync, rename into place (core/fs.h says
  * what a failure leaves at path). After any failed write the writer is

@@ -400,6 +400,13 @@ void ct_tokenizer_languages(const ct_tokenizer *t, char *buf, size_t cap) {
     }
 }
 
+int ct_tokenizer_is_language(const ct_tokenizer *t, const char *lang) {
+    if (!t || !lang || strlen(lang) != 2) return 0;
+    char piece[8];
+    snprintf(piece, sizeof piece, "<|%s|>", lang);
+    return is_lang_piece(piece, 6) && ct_tokenizer_id(t, piece) >= 0;
+}
+
 ct_status ct_tokenizer_prompt(const ct_tokenizer *t, const char *lang, int punctuation, int32_t *ids, int cap,
                               int *n) {
     if (n) *n = 0;

@@ -37,6 +37,14 @@ ct_status ct_tokenizer_load_buffer(const char *data, size_t len, const char *nam
  * the end-of-text id. */
 ct_status ct_tokenizer_check_model(const ct_tokenizer *tok, int model_vocab, int eos_id, const char *where,
                                    int32_t *eos);
+/* The tokenizer of a model wherever ct_checkpoint_open accepts one: a
+ * directory (its tokenizer.json) or a .gguf file (the embedded vocabulary,
+ * validated exactly as a tokenizer.json; none: CT_ERR_FORMAT). */
+ct_status ct_tokenizer_load_model(const char *model, ct_tokenizer **out);
+
+/* A .gguf file's vocabulary as tokenizer.json text (malloc'd), as
+ * cohere-transcribe-convert writes it; CT_ERR_NOT_FOUND without one. */
+ct_status ct_gguf_vocab_json(const char *gguf, char **text);
 
 void ct_tokenizer_free(ct_tokenizer *tok);
 
@@ -65,6 +73,9 @@ ct_status ct_tokenizer_prompt(const ct_tokenizer *tok, const char *lang, int pun
 /* Comma-separated language codes the tokenizer has tokens <|xx|> for (two
  * lowercase letters), in id order, e.g. "ar,de,en". Truncated to cap. */
 void ct_tokenizer_languages(const ct_tokenizer *tok, char *buf, size_t cap);
+/* 1 when lang is one of those: <|lang|> exists and is a language token (two
+ * lowercase letters), so "pnc", "itn" or "nospeech" are not languages. */
+int ct_tokenizer_is_language(const ct_tokenizer *tok, const char *lang);
 
 /* ids -> text (malloc'd, NUL-terminated UTF-8), as tokenizers'
  * decode(ids, skip_special_tokens=True): special tokens dropped first, then

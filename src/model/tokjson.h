@@ -11,6 +11,10 @@
  * tokens also go into added_tokens. Written atomically to path. */
 ct_status ct_tokjson_write(const char *path, const char *const *pieces, const float *scores,
                            const unsigned char *special, int n);
+/* The same text in a malloc'd NUL-terminated buffer (path only names it in
+ * messages). */
+ct_status ct_tokjson_dump(const char *path, const char *const *pieces, const float *scores,
+                          const unsigned char *special, int n, char **out);
 
 /* The same text in memory (*text malloc'd, NUL-terminated); name is used in
  * messages. */

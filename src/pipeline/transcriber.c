@@ -157,11 +157,8 @@ static ct_status session_open(ct_pipe *p) {
     ao.weight_dtype = weight_dtype(p->dtype);
     ao.threads = t->o.threads;
     CT_TRY(ct_asr_open(t->model.dir, &ao, &t->asr));
-    /* a language is one of the model's language tokens: the prompt builder
-     * refuses anything else, naming the languages the model has */
-    int32_t prompt[64];
-    int np = 0;
-    s = ct_tokenizer_prompt(ct_asr_tokenizer(t->asr), t->o.language, t->o.punctuation, prompt, 64, &np);
+    /* a language is one of the model's: its config's list, else its tokenizer's language tokens */
+    s = ct_asr_check_language(t->asr, t->o.language);
     if (s != CT_OK) ct_fail_wrap(s, "%s", t->o.cli_option_names ? "--language" : "language");
     if (s != CT_OK) {
         ct_asr_free(t->asr);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/cpu/blas_budget.h"
 #include "core/fs.h"
 
 /* Shapes of the 16 kHz branch. */
@@ -170,6 +171,10 @@ ct_status ct_silero_from_onnx(const ct_onnx_model *m, ct_silero **out) {
         goto fail;
     }
     for (int i = 0; i < GATES; i++) s->b_sum[i] = s->b_ih[i] + s->b_hh[i];
+    /* The matrix products below call cblas: one OpenBLAS buffer must be
+     * mapped while there is room (compute/cpu/blas_budget.h); callers that
+     * run the VAD on several threads at once reserve one per thread. */
+    if ((st = ct_blas_reserve(1)) != CT_OK) goto fail;
     *out = s;
     return CT_OK;
 fail:

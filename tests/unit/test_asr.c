@@ -200,6 +200,44 @@ static void test_bad_requests(void **state) {
     ct_asr_free(asr);
 }
 
+/* Issue 10 item 8: a language is one of the model's language tokens. Special
+ * tokens that exist in the vocabulary (<|pnc|>, <|itn|>, <|nospeech|>) were
+ * accepted before; now they are refused up front and in every transcription,
+ * with the valid languages listed: the tokenizer's <|xx|> codes (tiny-hf
+ * has no supported_languages), or the config's list (tiny-nemo), which also
+ * refuses a code the tokenizer has but the config does not list. */
+static void test_languages(void **state) {
+    fx *f = *state;
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), NULL, &asr));
+    static const char *const bad[] = {"pnc", "nopnc", "itn", "noitn", "nospeech", "endoftext", "emo:undefined",
+                                      "timestamp", "EN", "e", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (ct_asr_check_language(asr, bad[i]) == CT_OK) fail_msg("'%s' accepted as a language", bad[i]);
+        if (bad[i][0]) {
+            CT_ASSERT_ERROR_HAS("unsupported language");
+            CT_ASSERT_ERROR_HAS("the model's languages are af,am,ar,");
+        }
+        ct_asr_request rq = ct_asr_default_request();
+        const char *langs[1] = {bad[i]};
+        rq.languages = langs;
+        ct_asr_result r;
+        memset(&r, 0, sizeof r);
+        CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, 1, &rq, &r), CT_ERR_INVALID_ARG);
+        ct_asr_result_free(&r);
+    }
+    CT_ASSERT_OK(ct_asr_check_language(asr, "en"));
+    CT_ASSERT_OK(ct_asr_check_language(asr, "af")); /* a tokenizer language: tiny-hf's config lists none */
+    ct_asr_free(asr);
+
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-nemo"), NULL, &asr));
+    CT_ASSERT_OK(ct_asr_check_language(asr, "ar"));
+    CT_ASSERT_STATUS(ct_asr_check_language(asr, "af"), CT_ERR_INVALID_ARG); /* tokenizer has it, config does not */
+    CT_ASSERT_ERROR_HAS("unsupported language \"af\": the model's languages are ar,de,el,en,es,fr,it,ja,ko,nl,pl,pt,vi,zh");
+    CT_ASSERT_STATUS(ct_asr_check_language(asr, "pnc"), CT_ERR_INVALID_ARG);
+    ct_asr_free(asr);
+}
+
 /* The inspect tool on all clips (NeMo layout) gives the reference's tensors. */
 static void test_inspect_tool(void **state) {
     fx *f = *state;
@@ -280,6 +318,7 @@ int main(void) {
         cmocka_unit_test(test_alone_equals_batch),
         cmocka_unit_test(test_layouts_and_bf16),
         cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_languages),
         cmocka_unit_test(test_inspect_tool),
     };
     if (getenv("CT_TEST_FILTER")) cmocka_set_test_filter(getenv("CT_TEST_FILTER"));

@@ -239,7 +239,7 @@ static void test_host_side_with_scripted_engine(void **state) {
         snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
         read_wav(CT_FIXTURE(rel), &clips[i], &n[i]);
     }
-    ct_asr_gpu_ctx g = {e, tok, mel, &hp, EOS, PAD};
+    ct_asr_gpu_ctx g = {e, tok, mel, &hp, EOS, PAD, NULL};
     const char *langs[NCLIPS] = {"en", "de", "en", "fr", NULL, "de"};
     ct_asr_request rq = ct_asr_default_request();
     rq.languages = langs;

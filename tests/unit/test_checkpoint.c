@@ -202,6 +202,50 @@ static void expect_refused(const char *dir, ct_status want, const char *sub) {
     CT_ASSERT_ERROR_HAS(sub);
 }
 
+/* Issue 10 item 4: a NaN or infinity in any weight the model uses, in each
+ * stored float type, is refused at open naming the tensor and the element
+ * (before, NaN weights gave exit 0 and an empty text). */
+static void test_non_finite_weights_refused(void **state) {
+    (void)state;
+    static const ct_dtype dts[] = {CT_DTYPE_F32, CT_DTYPE_BF16, CT_DTYPE_F16};
+    for (size_t d = 0; d < 3; d++) {
+        for (int inf = 0; inf < 2; inf++) {
+            const char *dir = ct_test_tmpdir();
+            write_model(dir, CT_CONFIG_TRANSFORMERS, dts[d]);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/model.safetensors", dir);
+            char *file;
+            size_t len;
+            CT_ASSERT_OK(ct_fs_read_all(path, (size_t)1 << 30, &file, &len));
+            ct_safetensors *st;
+            CT_ASSERT_OK(ct_st_open(path, &st));
+            const ct_st_tensor *big = NULL;
+            for (size_t i = 0; i < ct_st_count(st); i++)
+                if (!big || ct_st_at(st, i)->nbytes > big->nbytes) big = ct_st_at(st, i);
+            /* the tensor's bytes in the file copy: random weights are unique */
+            char *at = memmem(file, len, big->data, 32);
+            assert_non_null(at);
+            size_t es = ct_dtype_size(big->dtype);
+            uint32_t f32 = inf ? 0x7f800000u : 0x7fc00000u;
+            uint16_t h = big->dtype == CT_DTYPE_BF16 ? (inf ? 0x7f80u : 0x7fc0u) : (inf ? 0x7c00u : 0x7e00u);
+            if (es == 4) memcpy(at + 5 * es, &f32, 4);
+            else memcpy(at + 5 * es, &h, 2);
+            char want[512];
+            const char *nm = strncmp(big->name, "model.", 6) == 0 ? big->name + 6 : big->name;
+            snprintf(want, sizeof want, "tensor '%s' holds a non-finite weight (%s at element 5)", nm,
+                     inf ? "infinity" : "NaN");
+            ct_st_free(st);
+            ct_test_write_file(path, file, len);
+            free(file);
+            ct_checkpoint *ck = NULL;
+            CT_ASSERT_STATUS(ct_checkpoint_open(dir, &ck), CT_ERR_FORMAT);
+            CT_ASSERT_ERROR_HAS(want);
+            assert_null(ck);
+            ct_test_rmtree(dir);
+        }
+    }
+}
+
 static void test_refusals(void **state) {
     (void)state;
     struct {
@@ -352,6 +396,7 @@ int main(void) {
         cmocka_unit_test(test_layouts_agree),
         cmocka_unit_test(test_full_size_count),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_non_finite_weights_refused),
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_fixtures_agree),
     };

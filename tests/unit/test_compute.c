@@ -315,10 +315,61 @@ static void test_fast_expf(void **state) {
     if (!(worst < 5e-7)) fail_msg("fast expf: worst relative error %.3g", worst);
     assert_true(ct_fast_expf(-INFINITY) >= 0.0f && ct_fast_expf(-INFINITY) < 1e-37f);
     assert_true(ct_fast_expf(0.0f) == 1.0f);
+    /* Total over non-finite inputs (issue 10 item 4): NaN in, NaN out (UBSan
+     * flagged a left shift of a negative value here before, as NaN passed
+     * the clamp); +inf gives the clamp's finite maximum; quiet and
+     * signalling, positive and negative NaN payloads alike. */
+    assert_true(isnan(ct_fast_expf(NAN)) && isnan(ct_fast_expf(-NAN)));
+    uint32_t nan_bits[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xffffffffu, 0x7fbfffffu};
+    for (size_t i = 0; i < sizeof nan_bits / sizeof *nan_bits; i++) {
+        float x;
+        memcpy(&x, &nan_bits[i], 4);
+        if (!isnan(ct_fast_expf(x))) fail_msg("fast expf of NaN 0x%08x is %g", nan_bits[i], ct_fast_expf(x));
+        if (!isnan(ct_fast_silu(x)) || !isnan(ct_fast_sigmoid(x))) fail_msg("silu/sigmoid of NaN 0x%08x", nan_bits[i]);
+    }
+    assert_true(isfinite(ct_fast_expf(INFINITY)) && ct_fast_expf(INFINITY) > 1e38f);
+    assert_true(ct_fast_silu(INFINITY) == INFINITY || ct_fast_silu(INFINITY) > 1e38f);
+    assert_true(ct_fast_sigmoid(-INFINITY) < 1e-30f);
     float v[37], r[37];
     for (int i = 0; i < 37; i++) v[i] = r[i] = (float)i * 0.3f - 5.0f;
     ct_fast_bias_act(v, NULL, NULL, 1.0f, CT_ACT_SILU, 37);
     for (int i = 0; i < 37; i++) assert_float_equal(v[i], r[i] / (1.0f + expf(-r[i])), 1e-6);
+}
+
+/* Non-finite activations through the fast and reference ops (issue 10 item
+ * 4): NaN propagates as NaN (never a crash, never undefined behaviour: the
+ * asan build runs this under UBSan with -fno-sanitize-recover), and the
+ * fast ops agree with the reference on which outputs are NaN. */
+static void test_ops_on_nan_inputs(void **state) {
+    fixture *f = *state;
+    enum { M = 3, N = 37 };
+    ct_backend *bes[2] = {f->fast, f->ref};
+    float out[2][3][M * N];
+    for (int k = 0; k < 2; k++) {
+        float x[M * N];
+        for (int i = 0; i < M * N; i++) x[i] = (float)(i % 11) * 0.7f - 3.0f;
+        x[5] = NAN;                   /* row 0: one NaN */
+        x[N + 3] = INFINITY;          /* row 1: +inf */
+        x[N + 4] = -INFINITY;
+        for (int i = 2 * N; i < 3 * N; i++) x[i] = -NAN; /* row 2: all NaN */
+        memcpy(out[k][0], x, sizeof x);
+        CT_ASSERT_OK(bes[k]->ops->softmax(bes[k], out[k][0], M, N));
+        memcpy(out[k][1], x, sizeof x);
+        CT_ASSERT_OK(bes[k]->ops->activate(bes[k], out[k][1], M * N, CT_ACT_SILU));
+        CT_ASSERT_OK(bes[k]->ops->glu(bes[k], out[k][2], x, 1, (M * N - 1) / 2));
+    }
+    /* the NaN rows stay NaN in the softmax; SiLU(NaN) is NaN */
+    for (int j = 0; j < N; j++) assert_true(isnan(out[0][0][j]) && isnan(out[0][0][2 * N + j]));
+    assert_true(isnan(out[0][1][5]) && isnan(out[0][1][2 * N]));
+    for (int op = 0; op < 3; op++) {
+        int len = op == 2 ? (M * N - 1) / 2 : M * N;
+        for (int i = 0; i < len; i++)
+            /* ±inf into SiLU/GLU: inf·0 in the reference, the clamp's limit in
+             * the fast path; only NaN-ness of NaN and finite inputs must agree */
+            if ((op == 0 || (i != N + 3 && i != N + 4 && i + len != N + 3 && i + len != N + 4)) &&
+                isnan(out[0][op][i]) != isnan(out[1][op][i]))
+                fail_msg("op %d element %d: fast %g, reference %g", op, i, out[0][op][i], out[1][op][i]);
+    }
 }
 
 static void test_backend_basics(void **state) {
@@ -357,6 +408,7 @@ int main(void) {
         cmocka_unit_test(test_positions_embed_argmax),
         cmocka_unit_test(test_fast_expf),
         cmocka_unit_test(test_backend_basics),
+        cmocka_unit_test(test_ops_on_nan_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

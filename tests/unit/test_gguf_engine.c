@@ -8,6 +8,7 @@
  * for both layouts and both tokenizer types (Unigram, BPE) the whole engine
  * (ct_asr: mel, encoder, decoding, text) gives bit-identical features,
  * encoder outputs, logits, tokens and text on the converted-back directory. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,11 +198,48 @@ static void test_round_trip_engine(void **state) {
     }
 }
 
+/* Issue 10 item 7: a .gguf file is accepted wherever a model directory is.
+ * ct_asr_open on the converted file (before: it looked for tokenizer.json
+ * "inside" the file and failed) transcribes to the same tokens and text as
+ * the directory, its tokenizer coming from the GGUF's own vocabulary. */
+static void test_asr_open_gguf(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char g[4096];
+    snprintf(g, sizeof g, "%s/m.gguf", dir);
+    CT_ASSERT_OK(ct_convert_to_gguf(CT_FIXTURE("tiny-hf"), g, CT_CONVERT_KEEP_DTYPE));
+    enum { N = 16000 };
+    float *clip = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) clip[i] = 0.3f * sinf(0.05f * (float)i) + 0.1f * sinf(0.31f * (float)i);
+    const float *clips[1] = {clip};
+    size_t n[1] = {N};
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = 20;
+    ct_asr_result r[2];
+    const char *models[2] = {CT_FIXTURE("tiny-hf"), g};
+    for (int m = 0; m < 2; m++) {
+        ct_asr *asr;
+        CT_ASSERT_OK(ct_asr_open(models[m], NULL, &asr));
+        memset(&r[m], 0, sizeof r[m]);
+        CT_ASSERT_OK(ct_asr_transcribe(asr, clips, n, 1, &rq, &r[m]));
+        ct_asr_free(asr);
+    }
+    assert_true(r[0].clips[0].n_tokens > 0);
+    assert_int_equal(r[0].clips[0].n_tokens, r[1].clips[0].n_tokens);
+    assert_memory_equal(r[0].clips[0].tokens, r[1].clips[0].tokens, sizeof(int32_t) * (size_t)r[0].clips[0].n_tokens);
+    assert_string_equal(r[0].clips[0].text, r[1].clips[0].text);
+    ct_asr_result_free(&r[0]);
+    ct_asr_result_free(&r[1]);
+    free(clip);
+    ct_test_rmtree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hf_f32),
         cmocka_unit_test(test_nemo_bf16),
         cmocka_unit_test(test_round_trip_engine),
+        cmocka_unit_test(test_asr_open_gguf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

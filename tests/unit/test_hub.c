@@ -7,6 +7,8 @@
  * paths are tested end to end against tests/hub/fake_hub.py (tests/e2e/hub_*.sh). */
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -433,13 +435,63 @@ static void test_vad_weights(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* Issue 10, the Hub's smaller ones: an empty endpoint is refused (it meant
+ * huggingface.co silently), a bad port is named as such (it was "not an
+ * http(s) URL"), user:password@ is refused without echoing the password, and
+ * a refused connection is retried once (five tries with back-off took 15 s). */
+static void test_endpoint_checks_and_refusals(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    ct_hub_options o;
+    ct_hub_default_options(&o);
+    o.cache_dir = dir;
+    o.offline = 0;
+    ct_hub *h = NULL;
+    o.endpoint = "";
+    CT_ASSERT_STATUS(ct_hub_create(&o, &h), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("Hub endpoint: empty");
+    o.endpoint = "http://localhost:99999";
+    CT_ASSERT_STATUS(ct_hub_create(&o, &h), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("not a valid URL: Port number");
+    o.endpoint = "https://user:s3cret@localhost:99999";
+    CT_ASSERT_STATUS(ct_hub_create(&o, &h), CT_ERR_INVALID_ARG);
+    assert_null(strstr(ct_last_error(), "s3cret"));
+    o.endpoint = "https://user:s3cret@localhost:8443";
+    CT_ASSERT_STATUS(ct_hub_create(&o, &h), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("user name or password in the URL is not supported");
+    assert_null(strstr(ct_last_error(), "s3cret"));
+
+    /* a port nothing listens on: bind one, note it, close it */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t al = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    close(fd);
+    char ep[64];
+    snprintf(ep, sizeof ep, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    o.endpoint = ep;
+    o.backoff_s = 1.0;
+    o.max_attempts = 5;
+    CT_ASSERT_OK(ct_hub_create(&o, &h));
+    ct_hub_revision *rev = NULL;
+    double t0 = ct_now();
+    CT_ASSERT_STATUS(ct_hub_resolve_revision(h, "x/y", "main", &rev), CT_ERR_NETWORK);
+    double took = ct_now() - t0;
+    CT_ASSERT_ERROR_HAS("could not be reached after 2 attempts");
+    if (took > 5.0) fail_msg("a refused connection took %.1f s to report", took);
+    ct_hub_revision_free(rev);
+    ct_hub_free(h);
+    ct_test_rmtree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repo_ids),         cmocka_unit_test(test_filenames_revisions),
         cmocka_unit_test(test_urls),             cmocka_unit_test(test_environment),
         cmocka_unit_test(test_refs_links_blobs), cmocka_unit_test(test_spec_and_dirs),
         cmocka_unit_test(test_vad_weights),      cmocka_unit_test(test_parsers),
-        cmocka_unit_test(test_long_endpoint),
+        cmocka_unit_test(test_long_endpoint),    cmocka_unit_test(test_endpoint_checks_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,58 @@ static void test_writer_round_trip(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* Issue 10 item 5: a caller writing tensor by tensor (cohere-transcribe-
+ * inspect: features, encoder, tokens per clip) with some tensors empty (a
+ * clip too short for one frame). Each write is its declared tensor: before
+ * the fix the empty ones were skipped, so the next write took the wrong
+ * buffer (a heap over-read under ASan, "more tensors written than declared"
+ * otherwise). */
+static void test_writer_empty_tensors_written_one_by_one(void **state) {
+    (void)state;
+    const char *dir = ct_test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/e.safetensors", dir);
+    ct_st_writer *w;
+    CT_ASSERT_OK(ct_st_writer_create(path, &w));
+    int64_t s_f[2] = {0, 128}, s_e[2] = {0, 8}, s_t[1] = {3}, s_x[1] = {2};
+    CT_ASSERT_OK(ct_st_writer_add(w, "features.0", CT_DTYPE_F32, 2, s_f));
+    CT_ASSERT_OK(ct_st_writer_add(w, "encoder.0", CT_DTYPE_F32, 2, s_e));
+    CT_ASSERT_OK(ct_st_writer_add(w, "tokens.0", CT_DTYPE_I32, 1, s_t));
+    CT_ASSERT_OK(ct_st_writer_add(w, "x.1", CT_DTYPE_F32, 1, s_x));
+    CT_ASSERT_OK(ct_st_writer_add(w, "empty.1", CT_DTYPE_F32, 2, s_e));
+    /* the empty tensors' buffers are 1-element allocations, as malloc(0)-ish
+     * callers have: reading 12 bytes from them would over-read */
+    float *f = malloc(sizeof(float)), *e = malloc(sizeof(float)), x[2] = {1.5f, -2.0f};
+    int32_t tok[3] = {7, 8, 9};
+    CT_ASSERT_OK(ct_st_writer_write(w, f));
+    CT_ASSERT_OK(ct_st_writer_write(w, e));
+    CT_ASSERT_OK(ct_st_writer_write(w, tok));
+    CT_ASSERT_OK(ct_st_writer_write(w, x));
+    CT_ASSERT_OK(ct_st_writer_write(w, e));
+    CT_ASSERT_STATUS(ct_st_writer_write(w, e), CT_ERR_MISUSE);
+    CT_ASSERT_OK(ct_st_writer_finish(w));
+    ct_st_writer_free(w);
+    free(f);
+    free(e);
+    ct_safetensors *st;
+    CT_ASSERT_OK(ct_st_open(path, &st));
+    assert_int_equal(ct_st_count(st), 5);
+    assert_int_equal(ct_st_find(st, "features.0")->nbytes, 0);
+    assert_int_equal(ct_st_find(st, "encoder.0")->nbytes, 0);
+    assert_memory_equal(ct_st_find(st, "tokens.0")->data, tok, sizeof tok);
+    assert_memory_equal(ct_st_find(st, "x.1")->data, x, sizeof x);
+    ct_st_free(st);
+
+    /* trailing empties need no write before finish */
+    CT_ASSERT_OK(ct_st_writer_create(path, &w));
+    CT_ASSERT_OK(ct_st_writer_add(w, "tokens.0", CT_DTYPE_I32, 1, s_t));
+    CT_ASSERT_OK(ct_st_writer_add(w, "encoder.0", CT_DTYPE_F32, 2, s_e));
+    CT_ASSERT_OK(ct_st_writer_write(w, tok));
+    CT_ASSERT_OK(ct_st_writer_finish(w));
+    ct_st_writer_free(w);
+    ct_test_rmtree(dir);
+}
+
 /* A write that fails part-way (the file-size cap, as a full disk would)
  * leaves the writer failed: the caller that ignores the error and writes
  * the tensor again, or finishes, is refused, and no file appears. */
@@ -456,6 +508,7 @@ int main(void) {
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_writer_round_trip),
         cmocka_unit_test(test_writer_failure_is_sticky),
+        cmocka_unit_test(test_writer_empty_tensors_written_one_by_one),
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_malformed_files_and_shards),
         cmocka_unit_test(test_shards_in_subfolders),

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compute/cpu/blas_budget.h"
 #include "compute/cpu/cpu_fast.h"
 #include "compute/ref/ops_ref.h"
 
@@ -92,6 +93,17 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     be->threads = opts->threads;
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);
+    /* The fast ops call cblas from every OpenMP thread at once (attention)
+     * and from the caller with OpenBLAS's threads: have those buffers mapped
+     * now, while the address space is free, so that no call can later make
+     * OpenBLAS retry a failed mapping forever under ulimit -v. */
+    if (ops == &cpu_fast_ops) {
+        ct_status s = ct_blas_reserve(omp_get_max_threads() + 1);
+        if (s != CT_OK) {
+            free(be);
+            return ct_fail_wrap(s, "cpu backend");
+        }
+    }
     *out = be;
     return CT_OK;
 }

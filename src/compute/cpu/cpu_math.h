@@ -3,7 +3,9 @@
  * polynomial on [−ln2/2, ln2/2] after a round-to-nearest range reduction done
  * with the 1.5·2²³ trick; relative error about 2 ulp, inputs clamped to the
  * float range (below −87.3 gives ~1e-38 instead of a denormal or 0; above
- * 88.37, exp(88.37)). The
+ * 88.37, exp(88.37)). Total: −inf gives ~1e-38, +inf exp(88.37), and NaN
+ * gives NaN (it passes the clamp, so the exponent is built with unsigned
+ * arithmetic: no shift of a negative value whatever the bits). The
  * reference ops keep libm's expf. */
 #ifndef CT_COMPUTE_CPU_MATH_H
 #define CT_COMPUTE_CPU_MATH_H
@@ -17,9 +19,9 @@ static inline float ct_fast_expf(float x) {
     x = x < -87.3f ? -87.3f : x > 88.37f ? 88.37f : x; /* keeps 2^n finite */
     float t = x * 1.44269504088896341f + 12582912.0f; /* round(x·log2 e) in the low mantissa bits */
     float n = t - 12582912.0f;
-    int32_t ti;
+    uint32_t ti;
     memcpy(&ti, &t, 4);
-    int32_t ni = ti - 0x4b400000; /* the integer n */
+    uint32_t ni = ti - 0x4b400000u; /* the integer n (two's complement; garbage for NaN, which p carries) */
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float r2 = r * r;
     float p = 1.9875691500e-4f;
@@ -29,7 +31,7 @@ static inline float ct_fast_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r2 + r + 1.0f;
-    int32_t bits = (ni + 127) << 23;
+    uint32_t bits = (ni + 127u) << 23;
     float scale;
     memcpy(&scale, &bits, 4);
     return p * scale;

@@ -1,7 +1,8 @@
 # cuda.cmake — the CUDA backend (src/compute/cuda/*.cu), included by the top
 # CMakeLists only when a CUDA compiler was found. Builds sm_90 machine code
-# plus compute_90 PTX (so a newer GPU can JIT it), links the CUDA runtime and
-# cuBLASLt/cuBLAS, and defines CT_HAVE_CUDA for the library and its users.
+# plus compute_90 PTX (so a newer GPU can JIT it), links the CUDA runtime
+# (cuBLASLt/cuBLAS are loaded at run time: cuda_blas_dl.cu), and defines
+# CT_HAVE_CUDA for the library and its users.
 # A CPU-only build never reads this file.
 find_package(CUDAToolkit REQUIRED)
 # The top level's add_compile_options are written for the C compiler (-Wshadow,
@@ -27,4 +28,8 @@ if(CT_WERROR)
   target_compile_options(cohere_transcribe PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
 endif()
 target_compile_definitions(cohere_transcribe PUBLIC CT_HAVE_CUDA)
-target_link_libraries(cohere_transcribe PUBLIC CUDA::cudart_static CUDA::cublasLt CUDA::cublas)
+# cuBLAS/cuBLASLt are not linked: cuda_blas_dl.cu loads them with dlopen
+# when a GPU context is made, so CPU runs never map them (~880 MB of address
+# space). CT_CUDA_LIBDIR is where it looks after the library search path.
+target_compile_definitions(cohere_transcribe PRIVATE CT_CUDA_LIBDIR="${CUDAToolkit_LIBRARY_DIR}")
+target_link_libraries(cohere_transcribe PUBLIC CUDA::cudart_static ${CMAKE_DL_LIBS})

@@ -37,6 +37,9 @@ ct_status ct_cublas_status_(cublasStatus_t e, const char *what, const char *file
         cudaError_t ct_cu_e_ = (expr);                                           \
         if (ct_cu_e_ != cudaSuccess) return ct_cuda_status_(ct_cu_e_, #expr, __FILE__, __LINE__); \
     } while (0)
+/* NULL once cuBLAS and cuBLASLt are loaded (cuda_blas_dl.cu, on first call),
+ * else why not (static text). */
+extern "C" const char *ct_cuda_blas_load(void);
 #define CT_CUBLAS_TRY(expr)                                                      \
     do {                                                                         \
         cublasStatus_t ct_cb_e_ = (expr);                                        \

@@ -48,6 +48,8 @@ extern "C" ct_status ct_cuda_create(ct_cuda **out) {
     if (env && *env) c->fail_alloc_above = (size_t)strtoull(env, NULL, 10);
     CT_CUDA_TRY(cudaSetDevice(0));
     CT_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    const char *blas_why = ct_cuda_blas_load(); /* cuBLAS is loaded on first use (cuda_blas_dl.cu) */
+    if (blas_why) return ct_fail(CT_ERR_DEVICE, "CUDA: cuBLAS: %s", blas_why);
     CT_CUBLAS_TRY(cublasLtCreate(&c->lt));
     CT_CUBLAS_TRY(cublasCreate(&c->blas));
     CT_CUBLAS_TRY(cublasSetStream(c->blas, c->stream));

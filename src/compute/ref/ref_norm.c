@@ -26,8 +26,15 @@ ct_status ct_ref_softmax(ct_backend *be, float *x, int M, int N) {
     for (int m = 0; m < M; m++) {
         float *r = x + (size_t)m * N;
         float mx = -INFINITY;
-        for (int j = 0; j < N; j++)
+        int nan = 0;
+        for (int j = 0; j < N; j++) {
             if (r[j] > mx) mx = r[j];
+            nan |= isnan(r[j]);
+        }
+        if (nan) { /* NaN in, NaN out, as torch: an all-NaN row must not pass for a masked one */
+            for (int j = 0; j < N; j++) r[j] = NAN;
+            continue;
+        }
         if (mx == -INFINITY) { /* fully masked: zeros, as sdpa does */
             for (int j = 0; j < N; j++) r[j] = 0.0f;
             continue;

@@ -208,6 +208,57 @@ def viterbi_cases():
     return cases
 
 
+VOCAB = ["<blank>", "<pad>", "</s>", "<unk>", "a", "i", "e", "n", "o", "u", "t", "s", "r", "m", "k", "l",
+         "d", "g", "h", "y", "b", "p", "w", "c", "v", "j", "z", "f", "'", "q", "x"]
+
+
+class _Tok:
+    pad_token_id = 1
+
+    def get_vocab(self):
+        return {t: i for i, t in enumerate(VOCAB)}
+
+
+def segment_cases():
+    """§9.7 steps 2-8 through the twin's functions on random emissions."""
+    from cohere_transcribe.alignment.alignment_utils import get_spans
+    from cohere_transcribe.alignment.runtime import build_alignment_vocabulary, get_alignments_safe
+    from cohere_transcribe.alignment.text_utils import postprocess_results, preprocess_text
+
+    rng = np.random.default_rng(9)
+    vocab = build_alignment_vocabulary(_Tok(), 32)
+    texts = [("en", "la bi"), ("en", "hello world"), ("ar", "مرحبا بكم في العالم"), ("ar", "la ٣ bi"),
+             ("en", "It’s 3 o'clock"), ("en", "a b c d e"), ("ar", "الإسلامُ مُحَمَّد"), ("en", "book keeper"),
+             ("en", "... ok !"), ("en", "zz top"), ("ar", "٣ ٤"), ("en", "<star> x")]
+    out = []
+    for k in range(100):
+        lang, text = texts[k % len(texts)]
+        tokens_starred, text_starred = preprocess_text(text, {"ar": "ara", "en": "eng"}[lang])
+        n_letters = sum(len(t.replace(" ", "")) if t != "<star>" else 1 for t in tokens_starred)
+        T = int(rng.integers(max(1, n_letters - 2), n_letters * 3 + 6))
+        x = rng.normal(0, 2.5, size=(T, 31)).astype(np.float32)
+        if k % 3 == 0:
+            x[:, 0] += 3.0  # blank-heavy, like real emissions
+        x = x - x.max(axis=1, keepdims=True)
+        lp = x - np.log(np.exp(x).sum(axis=1, keepdims=True))
+        # Hundredths keep the file small; the C side rebuilds float32(k / 100) exactly.
+        hundredths = np.round(lp * 100).astype(np.int64)
+        em = np.zeros((T, 32), dtype=np.float32)
+        em[:, :31] = (hundredths / 100.0).astype(np.float32)
+        case = {"lang": lang, "text": text, "T": T, "hundredths": [int(v) for v in hundredths.reshape(-1)]}
+        try:
+            segments, blank = get_alignments_safe(em, tokens_starred, vocab)
+            spans = get_spans(tokens_starred, segments, blank)
+            results = postprocess_results(text_starred, spans, 20.0)
+            if [r["text"] for r in results] != text.split():
+                raise ValueError("words differ")
+            case["words"] = [[r["start"], r["end"]] for r in results]
+        except Exception as exc:
+            case["error"] = repr(exc)[:100]
+        out.append(case)
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     t = text_cases()
@@ -215,7 +266,11 @@ def main():
         json.dump(t, fh, ensure_ascii=False, indent=0)
     v = viterbi_cases()
     with open(os.path.join(OUT, "viterbi_cases.json"), "w", encoding="utf-8") as fh:
-        json.dump(v, fh, indent=0)
+        json.dump(v, fh, separators=(",", ":"))
+    sc = segment_cases()
+    with open(os.path.join(OUT, "segment_cases.json"), "w", encoding="utf-8") as fh:
+        json.dump(sc, fh, ensure_ascii=False, separators=(",", ":"))
+    print(f"{len(sc)} segment cases ({sum('error' in c for c in sc)} fall back)")
     print(f"{len(t['words'])} words ({t['n_arabic']} Arabic, {t['n_english']} English), "
           f"{len(v)} Viterbi cases ({sum('error' in c for c in v)} errors)")
 

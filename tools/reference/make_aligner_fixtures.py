@@ -122,6 +122,31 @@ def main():
     save_file({"a": np.ascontiguousarray(ea), "b": np.ascontiguousarray(eb[keep]),
                "b_frames": np.asarray(keep, dtype=np.int32)},
               os.path.join(OUT, "emissions.safetensors"))
+    # The twin's align_words over clip A's emissions: the per-file word records.
+    from cohere_transcribe.alignment.runtime import align_words
+
+    class Tok:
+        pad_token_id = 1
+
+        def get_vocab(self):
+            return {t: i for i, t in enumerate(VOCAB)}
+
+    sets = {
+        "en": [((0.0, 1.2), "la bi"), ((1.2, 2.5), "hello world again"), ((0.5, 0.52), "x"), ((2.0, 2.5), "  "),
+               ((0.3, 2.1), "It’s 3 o'clock, Straße!"), ((1.0, 1.3), "a much longer sentence than fits here"),
+               ((-0.2, 0.7), "<star> mark"), ((0.03, 0.05), "tiny"), ((2.2, 2.9), "past the end")],
+        "ar": [((0.0, 1.3), "مرحبا بكم"), ((1.3, 2.5), "في العالم"), ((0.1, 2.4), "الإسلامُ مُحَمَّد ٣ إلى القاهرة"),
+               ((0.61, 0.65), "لا"), ((0.0, 2.5), "ـــلا مؤمن (١٢) كتاب.")],
+    }
+    cases = []
+    for lang, segs in sets.items():
+        words, fallback = align_words(ea, 20.0, Tok(), [t for t, _ in segs], [x for _, x in segs], lang)
+        cases.append({"language": lang, "segments": [[t[0], t[1], x] for t, x in segs], "fallback": fallback,
+                      "words": [[w["start"], w["end"], w["text"], w["segment_index"], w["segment_word_index"],
+                                 w["timing_source"]] for w in words]})
+    with open(os.path.join(OUT, "file_words.json"), "w", encoding="utf-8") as fh:
+        json.dump(cases, fh, ensure_ascii=False, indent=1)
+    print("file words:", [(c["language"], len(c["words"]), c["fallback"]) for c in cases])
     print(f"emissions: a {ea.shape}, b {eb.shape} ({len(keep)} frames kept); log-prob std {eb[:, :31].std():.2f}")
 
 

@@ -19,13 +19,8 @@ ct_align_lang ct_align_lang_from_code(const char *code) {
 }
 
 static const char *single_letters(uint32_t cp) {
-    size_t lo = 0, hi = ct_uroman_n_singles;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ct_uroman_singles[mid].cp < cp) lo = mid + 1;
-        else if (ct_uroman_singles[mid].cp > cp) hi = mid;
-        else return ct_uroman_singles[mid].letters;
-    }
+    for (size_t i = 0; i < ct_uroman_n_blocks && cp >= ct_uroman_blocks[i].first; i++)
+        if (cp <= ct_uroman_blocks[i].last) return ct_uroman_blocks[i].letters[cp - ct_uroman_blocks[i].first];
     return "";
 }
 
@@ -113,13 +108,47 @@ static const ct_uroman_rule *pick_rule(const ctx *c, size_t p, int *matched_len)
     return NULL;
 }
 
+static int is_small_y(uint32_t c) {
+    return c == 0x3083 || c == 0x3085 || c == 0x3087 || c == 0x30E3 || c == 0x30E5 || c == 0x30E7;
+}
+static int kana_script(uint32_t c) { return c >= 0x3040 && c <= 0x309F ? 1 : c >= 0x30A0 && c <= 0x30FF ? 2 : 0; }
+static int consonant(char ch) { return ch && strchr("bcdfghjklmnpqrstvwxyz", ch) != NULL; }
+
+/* The edge uroman picks at p: the longest valid rule, else the character's
+ * own letters; then its Japanese small-y expansion (き + ゃ → kya). Letters go
+ * to buf (≥ 32 bytes); returns the source length. */
+static int edge_at(const ctx *c, size_t p, char *buf) {
+    int mlen = 0;
+    const ct_uroman_rule *u = pick_rule(c, p, &mlen);
+    const char *letters = mlen > 0 ? (u ? u->letters : "") : single_letters(c->v[p]);
+    if (mlen == 0) mlen = 1;
+    size_t k = strlen(letters);
+    if (k > 24) k = 24;
+    memcpy(buf, letters, k);
+    buf[k] = 0;
+    size_t q = p + (size_t)mlen;
+    if (q < c->n && is_small_y(c->v[q]) && kana_script(c->v[q - 1]) == kana_script(c->v[q]) && k >= 2 &&
+        buf[k - 1] == 'i' && consonant(buf[k - 2])) {
+        const char *y = single_letters(c->v[q]);
+        size_t ky = strlen(y);
+        if (ky < 8) {
+            memcpy(buf + k - 1, y, ky + 1);
+            mlen++;
+        }
+    }
+    return mlen;
+}
+
+/* Japanese small tsu before a consonant doubles it (っか → kka, っち → tchi). */
+static int is_small_tsu(uint32_t c) { return c == 0x3063 || c == 0x30C3; }
+
 ct_status ct_align_romanize(const char *word, size_t len, ct_align_lang lang, char **out) {
     *out = NULL;
     ct_cps s = {0};
     ct_status st = ct_align_normalize_cps(word, len, &s);
     char *buf = NULL;
     if (st == CT_OK) {
-        /* Every table value is at most a few letters; the output puts a space after each. */
+        /* Every value is at most a few letters; the output puts a space after each. */
         size_t cap = 16;
         for (size_t i = 0; i < s.n; i++) cap += 2 * (strlen(single_letters(s.v[i])) + 8);
         buf = malloc(cap);
@@ -129,22 +158,26 @@ ct_status ct_align_romanize(const char *word, size_t len, ct_align_lang lang, ch
         ctx c = {.v = s.v, .n = s.n, .lang_bit = lang == CT_ALIGN_LANG_ARA ? CT_UR_LANG_ARA
                                                : lang == CT_ALIGN_LANG_ENG ? CT_UR_LANG_ENG : 0u};
         size_t k = 0, p = 0;
+        char e[40], prev[40] = "";
         while (p < s.n) {
             int mlen = 0;
-            const ct_uroman_rule *u = pick_rule(&c, p, &mlen);
-            const char *letters;
-            if (mlen > 0) {
-                letters = u ? u->letters : "";
-                p += (size_t)mlen;
-            } else {
-                letters = single_letters(s.v[p]);
-                p++;
+            if (is_small_tsu(s.v[p]) && p + 1 < s.n) {
+                char nx[32];
+                int m2 = edge_at(&c, p + 1, nx);
+                if (consonant(nx[0]) && nx[0] != 'v' && nx[0] != 'x' && nx[0] != 'y') {
+                    e[0] = (nx[0] == 'c' && nx[1] == 'h') ? 't' : nx[0];
+                    memcpy(e + 1, nx, strlen(nx) + 1);
+                    mlen = 1 + m2;
+                }
             }
-            for (const char *q = letters; *q; q++) {
+            if (mlen == 0) mlen = edge_at(&c, p, e);
+            p += (size_t)mlen;
+            for (const char *q = e; *q; q++) {
                 if (k > 0) buf[k++] = ' ';
                 buf[k++] = *q;
             }
-            c.prev_out = letters;
+            memcpy(prev, e, sizeof prev);
+            c.prev_out = prev;
         }
         buf[k] = 0;
         *out = buf;

@@ -20,10 +20,11 @@
 
 #define CT_UROMAN_MAX_RULE 4
 
-typedef struct ct_uroman_single {
-    uint32_t cp;
-    const char *letters; /* only [a-z'] */
-} ct_uroman_single;
+/* Letters ([a-z'] only, "" for none) of every code point first..last. */
+typedef struct ct_uroman_block {
+    uint32_t first, last;
+    const char *const *letters;
+} ct_uroman_block;
 
 typedef struct ct_uroman_rule {
     uint32_t s[CT_UROMAN_MAX_RULE];
@@ -33,8 +34,8 @@ typedef struct ct_uroman_rule {
     int n_restr; /* uroman's priority among rules for one string: highest valid wins */
 } ct_uroman_rule;
 
-extern const ct_uroman_single ct_uroman_singles[]; /* sorted by cp */
-extern const size_t ct_uroman_n_singles;
+extern const ct_uroman_block ct_uroman_blocks[]; /* sorted, disjoint */
+extern const size_t ct_uroman_n_blocks;
 extern const ct_uroman_rule ct_uroman_rules[]; /* grouped by source string */
 extern const size_t ct_uroman_n_rules;
 

@@ -58,6 +58,16 @@ zebra quiz jazz fizz buzz yellow yesterday young youth μπανάνα αμπέλ
 """
 
 
+# Scripts the random tiny ASR model of the goldens emits (CJK, kana, Hangul, Syriac, Javanese).
+OTHER_SCRIPTS = """
+中文 的 日本語 中文的 한국어 가나 がっこう ちょっと マッチ キャット ニュース カップ きゃく ッチャ ぎゅ ファ っあ
+ܐܠܗܐ ܐ ꦏꦱ 日 中 文 北京 上海 你好 谢谢
+"""
+GARBAGE = ["es\ufffd\u0631\ufffd\u0627L\x16es:\u00f69", "\u4e2d\u6587\ufffd\ufffd\u0644\ufffd\ufffd\ufffd",
+           "quick\ufffd\u00e7\ufffd\ufffdes\ufffd\ufffd\u00f6\ufffd\ufffd\ufffdA\ufffd\u0644\u06659\u65e5",
+           "\u0710\u0705\ua9de\u7684", "\u00f1\u0039\u0039\u00f1\u0039\u00f1+"]
+
+
 def arabic_random_words(rng, n):
     letters = [chr(c) for c in range(0x0621, 0x064B) if c != 0x0640]
     extra = [chr(c) for c in list(range(0x0671, 0x06D4)) + list(range(0x0750, 0x0780))
@@ -132,7 +142,7 @@ def english_random_words(rng, n):
 def text_cases():
     rng = random.Random(14)
     arabic = ARABIC_WORDS.split() + arabic_random_words(rng, 700)
-    english = ENGLISH_WORDS.split() + english_random_words(rng, 300)
+    english = ENGLISH_WORDS.split() + english_random_words(rng, 300) + OTHER_SCRIPTS.split() + GARBAGE
     words = []
     for lang, iso, group in (("ar", "ara", arabic), ("en", "eng", english)):
         for w in group:

@@ -40,6 +40,13 @@ RANGES = [
     (0xA640, 0xA69F),  # Cyrillic Extended-B
     (0xA720, 0xA7FF),  # Latin Extended-D
     (0xAB30, 0xAB6F),  # Latin Extended-E
+    (0x0700, 0x074F),  # Syriac
+    (0x0780, 0x07BF),  # Thaana
+    (0x3040, 0x30FF),  # Hiragana, Katakana (small tsu / small y handled in romanize.c)
+    (0x3400, 0x4DBF),  # CJK Extension A (pinyin)
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs (pinyin)
+    (0xA980, 0xA9DF),  # Javanese
+    (0xAC00, 0xD7A3),  # Hangul syllables
 ]
 
 
@@ -123,17 +130,18 @@ def main():
     lines.append(" * (2015-2020)\". lint: long-file (generated data). */")
     lines.append('#include "align/uroman_table.h"')
     lines.append("")
-    lines.append("const ct_uroman_single ct_uroman_singles[] = {")
-    row = []
-    for cp in sorted(singles):
-        row.append(f"{{0x{cp:X}, {c_str(singles[cp])}}},")
-        if len(row) == 6:
-            lines.append("    " + " ".join(row))
-            row = []
-    if row:
-        lines.append("    " + " ".join(row))
+    # One dense array of letters per covered block (the compiler pools equal strings).
+    for lo, hi in RANGES:
+        lines.append(f"static const char *const b{lo:04X}[] = {{")
+        vals = [c_str(singles.get(cp, "")) for cp in range(lo, hi + 1)]
+        for k in range(0, len(vals), 12):
+            lines.append("    " + ", ".join(vals[k:k + 12]) + ",")
+        lines.append("};")
+    lines.append("const ct_uroman_block ct_uroman_blocks[] = {")
+    for lo, hi in sorted(RANGES):
+        lines.append(f"    {{0x{lo:04X}, 0x{hi:04X}, b{lo:04X}}},")
     lines.append("};")
-    lines.append(f"const size_t ct_uroman_n_singles = {len(singles)};")
+    lines.append(f"const size_t ct_uroman_n_blocks = {len(RANGES)};")
     lines.append("")
     lines.append("/* Rules for one source string are contiguous, in uroman's order (first wins a tie). */")
     lines.append("const ct_uroman_rule ct_uroman_rules[] = {")
@@ -144,7 +152,7 @@ def main():
     lines.append(f"const size_t ct_uroman_n_rules = {len(rules)};")
     with open(OUT, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
-    print(f"{OUT}: {len(singles)} singles, {len(rules)} rules; max rule length "
+    print(f"{OUT}: {len(singles)} code points with letters in {len(RANGES)} blocks, {len(rules)} rules; max rule length "
           f"{max(len(r[0]) for r in rules)}")
 
 

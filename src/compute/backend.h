@@ -28,7 +28,7 @@
 #include "compute/tensor.h"
 #include "core/arena.h"
 
-#define CT_BACKEND_VERSION 1
+#define CT_BACKEND_VERSION 2 /* 2: conv1d, conv1d_grouped, gelu, add, attn_full (wav2vec2 aligner) */
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -131,6 +131,29 @@ typedef struct ct_backend_ops {
                        const ct_tensor *tok, const ct_tensor *pos, int D);
     /* ids[r] = argmax_j x[r][j], ties to the lowest j. x (n,N); ids (n) host. */
     ct_status (*argmax)(ct_backend *be, int32_t *ids, const float *x, int n, int N);
+
+    /* ---- version 2: the wav2vec2 CTC aligner (src/align) ------------------ */
+    /* Strided conv1d over time, channels last, no padding (PyTorch Conv1d):
+     * y[b][t][o] = bias[o] + Σ_{i,k} w[o][i][k] · x[b][t·stride + k][i],
+     * To = (T − K)/stride + 1 (T ≥ K). y (B,To,Co); x (B,T,Ci); w (Co,Ci,K)
+     * tensor; bias (Co) or NULL. */
+    ct_status (*conv1d)(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B,
+                        int T, int Ci, int Co, int K, int stride, ct_arena *ws);
+    /* wav2vec2's positional conv: grouped conv1d, zero padding K/2 on both
+     * sides, G groups, the first T output frames kept (an even K makes one
+     * more, which wav2vec2 drops):
+     * y[b][t][o] = bias[o] + Σ_{i<C/G,k} w[o][i][k] · x[b][t + k − K/2][g(o)·C/G + i].
+     * y (B,T,C) ≠ x (B,T,C); w (C,C/G,K) f32 with weight norm already applied; bias (C). */
+    ct_status (*conv1d_grouped)(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
+                                int T, int C, int G, int K);
+    /* In place exact GELU: x · ½(1 + erf(x/√2)), x (n). */
+    ct_status (*gelu)(ct_backend *be, float *x, size_t n);
+    /* y = a + b elementwise; y may equal a or b. y, a, b (n). */
+    ct_status (*add)(ct_backend *be, float *y, const float *a, const float *b, size_t n);
+    /* Plain bidirectional multi-head attention, no mask, scores q·k/√Dh,
+     * softmax over all T keys. out, q, k, v (B,T,H·Dh). */
+    ct_status (*attn_full)(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+                           int H, int Dh, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -64,6 +64,11 @@ static const ct_backend_ops cpu_ref_ops = {
     .dwconv2d_s2 = ct_ref_dwconv2d_s2,
     .conv_pointwise = ct_ref_conv_pointwise,
     .dwconv1d = ct_ref_dwconv1d,
+    .conv1d = ct_ref_conv1d,
+    .conv1d_grouped = ct_ref_conv1d_grouped,
+    .gelu = ct_ref_gelu,
+    .add = ct_ref_add,
+    .attn_full = ct_ref_attn_full,
 };
 
 static const ct_backend_ops cpu_fast_ops = {
@@ -80,6 +85,11 @@ static const ct_backend_ops cpu_fast_ops = {
     .dwconv2d_s2 = ct_cpu_dwconv2d_s2,
     .conv_pointwise = ct_cpu_conv_pointwise,
     .dwconv1d = ct_cpu_dwconv1d,
+    .conv1d = ct_cpu_conv1d,
+    .conv1d_grouped = ct_cpu_conv1d_grouped,
+    .gelu = ct_cpu_gelu,
+    .add = ct_cpu_add,
+    .attn_full = ct_cpu_attn_full,
 };
 
 const ct_backend_ops *ct_cpu_ref_ops(void) { return &cpu_ref_ops; }

@@ -33,5 +33,14 @@ ct_status ct_cpu_dwconv2d_s2(ct_backend *be, float *y, const float *x, const flo
                              int B, int C, int T, int F, ct_act act);
 ct_status ct_cpu_dwconv1d(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
                           int T, int C, int K, ct_act act);
+/* version 2 (cpu_wav2vec2.c) */
+ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
+                        int Ci, int Co, int K, int stride, ct_arena *ws);
+ct_status ct_cpu_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
+                                int T, int C, int G, int K);
+ct_status ct_cpu_gelu(ct_backend *be, float *x, size_t n);
+ct_status ct_cpu_add(ct_backend *be, float *y, const float *a, const float *b, size_t n);
+ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+                           int H, int Dh, ct_arena *ws);
 
 #endif

@@ -51,5 +51,14 @@ ct_status ct_ref_pos_relative(ct_backend *be, float *y, int T, int D);
 ct_status ct_ref_embed(ct_backend *be, float *y, const int32_t *ids, const int32_t *positions, int n,
                        const ct_tensor *tok, const ct_tensor *pos, int D);
 ct_status ct_ref_argmax(ct_backend *be, int32_t *ids, const float *x, int n, int N);
+/* version 2 (ref_wav2vec2.c) */
+ct_status ct_ref_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
+                        int Ci, int Co, int K, int stride, ct_arena *ws);
+ct_status ct_ref_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
+                                int T, int C, int G, int K);
+ct_status ct_ref_gelu(ct_backend *be, float *x, size_t n);
+ct_status ct_ref_add(ct_backend *be, float *y, const float *a, const float *b, size_t n);
+ct_status ct_ref_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+                           int H, int Dh, ct_arena *ws);
 
 #endif

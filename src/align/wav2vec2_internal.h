@@ -1,0 +1,27 @@
+/* wav2vec2_internal.h — the loaded aligner network, shared by wav2vec2.c
+ * (config, weights) and wav2vec2_run.c (forward, emissions). */
+#ifndef CT_ALIGN_WAV2VEC2_INTERNAL_H
+#define CT_ALIGN_WAV2VEC2_INTERNAL_H
+
+#include "align/wav2vec2.h"
+
+typedef struct w2v2_layer {
+    float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
+    ct_tensor q, k, v, o, ff1, ff2;
+    float *bq, *bk, *bv, *bo, *bff1, *bff2;
+} w2v2_layer;
+
+struct ct_w2v2 {
+    ct_backend *be;
+    ct_w2v2_config cfg;
+    ct_tensor conv_w[CT_W2V2_MAX_CONV];
+    float *conv_b[CT_W2V2_MAX_CONV], *conv_ln_g[CT_W2V2_MAX_CONV], *conv_ln_b[CT_W2V2_MAX_CONV];
+    float *fp_ln_g, *fp_ln_b, *fp_b, *pos_w, *pos_b, *enc_ln_g, *enc_ln_b, *head_b;
+    ct_tensor fp_w, head_w;
+    w2v2_layer *layer;
+    void **owned; /* backend buffers of the small parameters */
+    size_t n_owned, cap_owned;
+    int batch_cap; /* learned after an out-of-memory (0: none yet) */
+};
+
+#endif

@@ -1,0 +1,223 @@
+/* wav2vec2_run.c — the aligner network's forward pass for a batch of equal
+ * length rows (no attention mask, as the twin calls it on zero-filled 34 s
+ * windows) and the file's emissions: windows, crop of the context frames,
+ * float32 log-softmax, the <star> column, the trim of the last window, and
+ * the out-of-memory halving of the window batch. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "align/wav2vec2_internal.h"
+
+typedef struct fwd_bufs {
+    float *x, *a, *b, *h, *ln, *q, *k, *v, *att, *ff, *logits;
+    ct_arena ws;
+} fwd_bufs;
+
+static void free_bufs(ct_backend *be, fwd_bufs *f) {
+    float *all[] = {f->x, f->a, f->b, f->h, f->ln, f->q, f->k, f->v, f->att, f->ff, f->logits};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) be->ops->free(be, all[i]);
+    ct_backend_arena_free(be, &f->ws);
+}
+
+static ct_status alloc_f(ct_backend *be, float **p, size_t n) {
+    void *q = NULL;
+    CT_TRY(be->ops->alloc(be, (n ? n : 1) * sizeof(float), &q));
+    *p = q;
+    return CT_OK;
+}
+
+/* Frames after the conv stack for n input samples (0 when too short). */
+static int frames_after_convs(const ct_w2v2_config *c, size_t n, size_t *max_conv_elems) {
+    size_t t = n, mx = 0;
+    for (int i = 0; i < c->n_conv; i++) {
+        if (t < (size_t)c->conv_kernel[i]) return 0;
+        t = (t - (size_t)c->conv_kernel[i]) / (size_t)c->conv_stride[i] + 1;
+        if (t * (size_t)c->conv_dim[i] > mx) mx = t * (size_t)c->conv_dim[i];
+    }
+    if (max_conv_elems) *max_conv_elems = mx;
+    return t > (size_t)(1 << 30) ? 0 : (int)t;
+}
+
+ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
+    *logits = NULL;
+    *frames = 0;
+    ct_backend *be = m->be;
+    const ct_backend_ops *o = be->ops;
+    const ct_w2v2_config *c = &m->cfg;
+    size_t conv_max = 0;
+    const int T = frames_after_convs(c, n, &conv_max);
+    if (nb <= 0 || T <= 0) return ct_fail(CT_ERR_INVALID_ARG, "aligner: %zu samples give no frames", n);
+    const int H = c->hidden, Dh = H / c->heads;
+    const size_t M = (size_t)nb * T;
+    fwd_bufs f = {0};
+    /* scratch: the conv im2col tile (+ a widened weight) or one T×T score matrix */
+    size_t ws_floats = (size_t)T * T + (size_t)T;
+    for (int i = 1; i < c->n_conv; i++) {
+        size_t ck = (size_t)c->conv_dim[i - 1] * c->conv_kernel[i];
+        size_t need = 512 * ck + ck * (size_t)c->conv_dim[i];
+        if (need > ws_floats) ws_floats = need;
+    }
+    size_t wide = (size_t)(c->ffn > H ? c->ffn : H);
+    if ((size_t)c->vocab > wide) wide = (size_t)c->vocab;
+    ct_status s = alloc_f(be, &f.x, (size_t)nb * n);
+    if (s == CT_OK) s = alloc_f(be, &f.a, (size_t)nb * conv_max);
+    if (s == CT_OK) s = alloc_f(be, &f.b, (size_t)nb * conv_max);
+    if (s == CT_OK) s = alloc_f(be, &f.h, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.ln, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.q, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.k, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.v, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.att, M * H);
+    if (s == CT_OK) s = alloc_f(be, &f.ff, M * wide);
+    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f.ws);
+    if (s == CT_OK) s = o->to_device(be, f.x, pcm, (size_t)nb * n * sizeof(float));
+    /* feature encoder: conv → LayerNorm over channels → GELU, channels last */
+    const float *in = f.x;
+    float *out = f.a;
+    size_t t_in = n;
+    int c_in = 1;
+    for (int i = 0; i < c->n_conv && s == CT_OK; i++) {
+        const int Co = c->conv_dim[i], K = c->conv_kernel[i], S = c->conv_stride[i];
+        const int To = (int)((t_in - (size_t)K) / (size_t)S + 1);
+        s = o->conv1d(be, out, in, &m->conv_w[i], m->conv_b[i], nb, (int)t_in, c_in, Co, K, S, &f.ws);
+        if (s == CT_OK) s = o->layer_norm(be, out, out, m->conv_ln_g[i], m->conv_ln_b[i], nb * To, Co, 1e-5f);
+        if (s == CT_OK) s = o->gelu(be, out, (size_t)nb * To * Co);
+        in = out;
+        out = out == f.a ? f.b : f.a;
+        t_in = (size_t)To;
+        c_in = Co;
+    }
+    /* feature projection, positional conv */
+    if (s == CT_OK) s = o->layer_norm(be, f.ln, in, m->fp_ln_g, m->fp_ln_b, (int)M, c_in, c->eps);
+    if (s == CT_OK) s = o->matmul(be, f.h, f.ln, &m->fp_w, m->fp_b, NULL, 1.0f, CT_ACT_NONE, (int)M, H, c_in, &f.ws);
+    if (s == CT_OK) s = o->conv1d_grouped(be, f.q, f.h, m->pos_w, m->pos_b, nb, T, H, c->pos_groups, c->pos_kernel);
+    if (s == CT_OK) s = o->gelu(be, f.q, M * H);
+    if (s == CT_OK) s = o->add(be, f.h, f.h, f.q, M * H);
+    /* pre-LN transformer layers */
+    for (int l = 0; l < c->layers && s == CT_OK; l++) {
+        const w2v2_layer *L = &m->layer[l];
+        s = o->layer_norm(be, f.ln, f.h, L->ln1_g, L->ln1_b, (int)M, H, c->eps);
+        if (s == CT_OK) s = o->matmul(be, f.q, f.ln, &L->q, L->bq, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = o->matmul(be, f.k, f.ln, &L->k, L->bk, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = o->matmul(be, f.v, f.ln, &L->v, L->bv, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = o->attn_full(be, f.att, f.q, f.k, f.v, nb, T, c->heads, Dh, &f.ws);
+        if (s == CT_OK) s = o->matmul(be, f.h, f.att, &L->o, L->bo, f.h, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = o->layer_norm(be, f.ln, f.h, L->ln2_g, L->ln2_b, (int)M, H, c->eps);
+        if (s == CT_OK)
+            s = o->matmul(be, f.ff, f.ln, &L->ff1, L->bff1, NULL, 1.0f, CT_ACT_NONE, (int)M, c->ffn, H, &f.ws);
+        if (s == CT_OK) s = o->gelu(be, f.ff, M * (size_t)c->ffn);
+        if (s == CT_OK)
+            s = o->matmul(be, f.h, f.ff, &L->ff2, L->bff2, f.h, 1.0f, CT_ACT_NONE, (int)M, H, c->ffn, &f.ws);
+    }
+    if (s == CT_OK) s = o->layer_norm(be, f.ln, f.h, m->enc_ln_g, m->enc_ln_b, (int)M, H, c->eps);
+    if (s == CT_OK)
+        s = o->matmul(be, f.ff, f.ln, &m->head_w, m->head_b, NULL, 1.0f, CT_ACT_NONE, (int)M, c->vocab, H, &f.ws);
+    float *host = NULL;
+    if (s == CT_OK) {
+        host = malloc(M * (size_t)c->vocab * sizeof *host);
+        if (!host) s = ct_fail(CT_ERR_OOM, "aligner: logits of %zu frames", M);
+    }
+    if (s == CT_OK) s = o->to_host(be, host, f.ff, M * (size_t)c->vocab * sizeof *host);
+    free_bufs(be, &f);
+    if (s != CT_OK) {
+        free(host);
+        return s;
+    }
+    *logits = host;
+    *frames = T;
+    return CT_OK;
+}
+
+void ct_w2v2_window_batch(float *rows, const float *pcm, size_t n, int first, int count) {
+    const size_t in = CT_ALIGN_WINDOW + 2 * CT_ALIGN_CONTEXT;
+    memset(rows, 0, (size_t)count * in * sizeof *rows);
+    for (int r = 0; r < count; r++) {
+        long long req0 = (long long)(first + r) * CT_ALIGN_WINDOW - CT_ALIGN_CONTEXT;
+        long long s0 = req0 > 0 ? req0 : 0, s1 = req0 + (long long)in;
+        if (s1 > (long long)n) s1 = (long long)n;
+        if (s1 <= s0) continue;
+        memcpy(rows + (size_t)r * in + (size_t)(s0 - req0), pcm + s0, (size_t)(s1 - s0) * sizeof *rows);
+    }
+}
+
+/* torch.log_softmax over one row in float32: x − max − log Σ exp(x − max). */
+static void log_softmax_row(float *y, const float *x, int n) {
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++)
+        if (x[j] > mx) mx = x[j];
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) sum += expf(x[j] - mx);
+    float lse = logf(sum);
+    for (int j = 0; j < n; j++) y[j] = x[j] - mx - lse;
+}
+
+ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_size, float **out, int *frames,
+                            int *classes, double *stride_ms) {
+    *out = NULL;
+    *frames = 0;
+    const ct_w2v2_config *c = &m->cfg;
+    if (n == 0) return ct_fail(CT_ERR_INVALID_ARG, "aligner: cannot compute CTC emissions for empty audio");
+    const int ratio = c->ratio;
+    if (CT_ALIGN_WINDOW % ratio || CT_ALIGN_CONTEXT % ratio)
+        return ct_fail(CT_ERR_UNSUPPORTED, "aligner: window and context must be divisible by the model stride %d",
+                       ratio);
+    const int wf = CT_ALIGN_WINDOW / ratio, cf = CT_ALIGN_CONTEXT / ratio, V = c->vocab, C = V + 1;
+    const size_t in = CT_ALIGN_WINDOW + 2 * CT_ALIGN_CONTEXT;
+    const size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
+    const size_t ext_frames = (windows * CT_ALIGN_WINDOW - n) / (size_t)ratio;
+    const size_t total = windows * (size_t)wf - ext_frames;
+    if (windows > (size_t)(1 << 24)) return ct_fail(CT_ERR_LIMIT, "aligner: %zu samples are too many", n);
+    float *em = calloc(total * (size_t)C, sizeof *em);
+    if (!em) return ct_fail(CT_ERR_OOM, "aligner: emissions of %zu frames", total);
+    int cur = batch_size < 1 ? 1 : batch_size;
+    if (m->batch_cap > 0 && m->batch_cap < cur) cur = m->batch_cap;
+    size_t first = 0, wrote = 0;
+    ct_status s = CT_OK;
+    while (first < windows && s == CT_OK) {
+        int count = (int)(windows - first < (size_t)cur ? windows - first : (size_t)cur);
+        float *rows = malloc((size_t)count * in * sizeof *rows);
+        if (!rows) {
+            s = ct_fail(CT_ERR_OOM, "aligner: %d windows", count);
+            break;
+        }
+        ct_w2v2_window_batch(rows, pcm, n, (int)first, count);
+        float *logits = NULL;
+        int T = 0;
+        s = ct_w2v2_forward(m, rows, count, in, &logits, &T);
+        free(rows);
+        if (s == CT_ERR_OOM && cur > 1) {
+            cur = cur / 2;
+            m->batch_cap = cur;
+            s = CT_OK;
+            continue;
+        }
+        if (s != CT_OK) break;
+        if (T < cf + wf) {
+            free(logits);
+            s = ct_fail(CT_ERR_FORMAT, "aligner: %d frames per window, fewer than the %d the window needs", T, cf + wf);
+            break;
+        }
+        for (int r = 0; r < count; r++) {
+            int keep = wf;
+            if (first + (size_t)r == windows - 1) keep = wf - (int)ext_frames;
+            for (int t = 0; t < keep; t++)
+                log_softmax_row(em + (wrote + (size_t)t) * C, logits + ((size_t)r * T + cf + t) * V, V);
+            wrote += (size_t)keep;
+        }
+        free(logits);
+        first += (size_t)count;
+    }
+    if (s == CT_OK && wrote != total)
+        s = ct_fail(CT_ERR_INTERNAL, "aligner: emission assembly wrote %zu frames, expected %zu", wrote, total);
+    if (s != CT_OK) {
+        free(em);
+        return s;
+    }
+    *out = em;
+    *frames = (int)total;
+    *classes = C;
+    *stride_ms = ratio * 1000.0 / CT_ALIGN_SR;
+    return CT_OK;
+}

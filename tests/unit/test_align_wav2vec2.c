@@ -1,0 +1,292 @@
+/* test_align_wav2vec2.c — the aligner network against transformers'
+ * Wav2Vec2ForCTC: emissions of tests/fixtures/align/tiny-w2v2 (random weights
+ * of the MMS architecture, tools/reference/make_aligner_fixtures.py) for a
+ * clip shorter than a window and one spanning three, per file and as one
+ * padded batch of windows, on cpu and cpu-ref, within 1e-4 relative; both
+ * weight-norm spellings; and the version-2 ops, cpu against reference. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "align/wav2vec2.h"
+#include "compute/ref/ops_ref.h"
+#include "model/safetensors.h"
+#include "testutil.h"
+
+/* make_aligner_fixtures.py pcm_clip: the same integer generator. */
+static float *pcm_clip(size_t n, uint32_t seed) {
+    float *x = malloc(n * sizeof *x);
+    uint32_t state = seed;
+    for (size_t i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        long long noise = (long long)(state >> 16) - 32768;
+        long long env = (long long)((i / 800) % 16);
+        long long a = noise * env, q = a / 16;
+        if (a % 16 != 0 && a < 0) q--; /* Python's floor division */
+        x[i] = (float)((double)q / 32768.0);
+    }
+    return x;
+}
+
+typedef struct ref_em {
+    ct_safetensors *st;
+    float *a, *b;
+    int32_t *b_frames;
+    size_t n_b;
+} ref_em;
+
+static void load_ref(ref_em *r) {
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("align/emissions.safetensors"), &r->st));
+    const ct_st_tensor *a = ct_st_find(r->st, "a"), *b = ct_st_find(r->st, "b"), *bf = ct_st_find(r->st, "b_frames");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(bf);
+    assert_int_equal(a->shape[0], 125);
+    assert_int_equal(a->shape[1], 32);
+    r->a = malloc((size_t)a->numel * sizeof(float));
+    r->b = malloc((size_t)b->numel * sizeof(float));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(a, r->a, (size_t)a->numel));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(b, r->b, (size_t)b->numel));
+    r->n_b = (size_t)bf->numel;
+    r->b_frames = malloc(r->n_b * sizeof(int32_t));
+    memcpy(r->b_frames, bf->data, r->n_b * sizeof(int32_t));
+}
+
+static void free_ref(ref_em *r) {
+    ct_st_free(r->st);
+    free(r->a);
+    free(r->b);
+    free(r->b_frames);
+}
+
+/* Relative error as the issue states it: max |got − want| over the largest
+ * |want| of the emissions compared (their scale; REF_SCALE below). The
+ * element-wise max(1, |want|) version is printed too. */
+#define REF_SCALE 22.334494 /* max |emission| of clip A (make_aligner_fixtures.py prints the spread) */
+static double rel_err(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (d > worst || isnan(d)) worst = isnan(d) ? INFINITY : d;
+    }
+    return worst / REF_SCALE;
+}
+static double elem_err(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]) / fmax(1.0, fabs((double)want[i]));
+        if (d > worst || isnan(d)) worst = isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
+
+static void check_file(ct_w2v2 *m, const ref_em *r, const char *label) {
+    float *a = pcm_clip(40000, 1), *b = pcm_clip(976000, 2);
+    float *ea = NULL, *eb = NULL;
+    int fa, fb, ca, cb;
+    double stride;
+    CT_ASSERT_OK(ct_w2v2_emissions(m, a, 40000, 2, &ea, &fa, &ca, &stride));
+    assert_int_equal(fa, 125);
+    assert_int_equal(ca, 32);
+    assert_true(stride == 20.0);
+    double ra = rel_err(ea, r->a, 125 * 32), ea_elem = elem_err(ea, r->a, 125 * 32);
+    double mx = 0;
+    for (int i = 0; i < 125 * 32; i++) mx = fmax(mx, fabs(r->a[i]));
+    assert_true(fabs(mx - REF_SCALE) < 1e-4);
+    CT_ASSERT_OK(ct_w2v2_emissions(m, b, 976000, 2, &eb, &fb, &cb, &stride));
+    assert_int_equal(fb, 3050);
+    double rb = 0;
+    for (size_t k = 0; k < r->n_b; k++) {
+        double e = rel_err(eb + (size_t)r->b_frames[k] * 32, r->b + k * 32, 32);
+        if (e > rb) rb = e;
+    }
+    for (int t = 0; t < fb; t++) assert_true(eb[(size_t)t * 32 + 31] == 0.0f);
+    print_message("%s: emissions relative error a %.2e, b %.2e (element-wise over max(1,|x|): a %.2e)\n", label,
+                  ra, rb, ea_elem);
+    assert_true(ra <= 1e-4);
+    assert_true(rb <= 1e-4);
+    free(a);
+    free(b);
+    free(ea);
+    free(eb);
+}
+
+static void test_emissions_cpu(void **state) {
+    (void)state;
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    ref_em r;
+    load_ref(&r);
+    ct_w2v2 *m;
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2"), be, NULL, &m));
+    assert_int_equal(ct_w2v2_get_config(m)->ratio, 320);
+    check_file(m, &r, "cpu");
+    ct_w2v2_free(m);
+    /* the weight_g / weight_v spelling loads to the same network */
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2-gv"), be, NULL, &m));
+    check_file(m, &r, "cpu weight_g/weight_v");
+    ct_w2v2_free(m);
+    free_ref(&r);
+    ct_backend_free(be);
+}
+
+/* One padded batch of four 34 s windows: A's (mostly zeros) and B's three. */
+static void test_padded_batch_ref(void **state) {
+    (void)state;
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu-ref", NULL, &be));
+    ref_em r;
+    load_ref(&r);
+    ct_w2v2 *m;
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2"), be, NULL, &m));
+    const size_t in = CT_ALIGN_WINDOW + 2 * CT_ALIGN_CONTEXT;
+    float *a = pcm_clip(40000, 1), *b = pcm_clip(976000, 2);
+    float *rows = malloc(4 * in * sizeof *rows);
+    ct_w2v2_window_batch(rows, a, 40000, 0, 1);
+    ct_w2v2_window_batch(rows + in, b, 976000, 0, 3);
+    float *logits;
+    int T;
+    CT_ASSERT_OK(ct_w2v2_forward(m, rows, 4, in, &logits, &T));
+    assert_int_equal(T, 1699);
+    double worst = 0;
+    float lp[31];
+    for (int t = 0; t < 125; t++) { /* A: its 125 frames */
+        const float *x = logits + (size_t)(100 + t) * 31;
+        float mx = -INFINITY, sum = 0;
+        for (int j = 0; j < 31; j++) mx = fmaxf(mx, x[j]);
+        for (int j = 0; j < 31; j++) sum += expf(x[j] - mx);
+        for (int j = 0; j < 31; j++) lp[j] = x[j] - mx - logf(sum);
+        worst = fmax(worst, rel_err(lp, r.a + (size_t)t * 32, 31));
+    }
+    for (size_t k = 0; k < r.n_b; k++) { /* B: frame f lives in window f / 1500 */
+        int f = r.b_frames[k], w = f / 1500;
+        const float *x = logits + ((size_t)(1 + w) * T + 100 + (size_t)(f - 1500 * w)) * 31;
+        float mx = -INFINITY, sum = 0;
+        for (int j = 0; j < 31; j++) mx = fmaxf(mx, x[j]);
+        for (int j = 0; j < 31; j++) sum += expf(x[j] - mx);
+        for (int j = 0; j < 31; j++) lp[j] = x[j] - mx - logf(sum);
+        worst = fmax(worst, rel_err(lp, r.b + k * 32, 31));
+    }
+    print_message("cpu-ref padded batch of 4 windows: relative error %.2e\n", worst);
+    assert_true(worst <= 1e-4);
+    free(logits);
+    free(rows);
+    free(a);
+    free(b);
+    ct_w2v2_free(m);
+    free_ref(&r);
+    ct_backend_free(be);
+}
+
+static void test_open_errors(void **state) {
+    (void)state;
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    ct_w2v2 *m = NULL;
+    ct_status s = ct_w2v2_open(CT_FIXTURE("align/no-such-model"), be, NULL, &m);
+    assert_true(s != CT_OK);
+    assert_null(m);
+    /* the tokenizer fixture dir has no aligner config */
+    s = ct_w2v2_open(CT_FIXTURE("tiny-hf"), be, NULL, &m);
+    assert_true(s != CT_OK);
+    assert_null(m);
+    ct_backend_free(be);
+}
+
+/* ---- version-2 ops: references on small known cases, cpu against ref ---- */
+
+static void fill(float *x, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = (float)((int)(seed >> 9 & 0xFFFF) - 32768) / 16384.0f;
+    }
+}
+
+static void test_ops_reference_values(void **state) {
+    (void)state;
+    /* conv1d: x = 1..6 (T=6, Ci=1), w = [1, 0, -1] stride 2 → (x0-x2, x2-x4) = (-2, -2), + bias 0.5 */
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[2], wv[3] = {1, 0, -1}, bias[1] = {0.5f};
+    ct_tensor w = {.dtype = CT_DTYPE_F32, .ndim = 3, .shape = {1, 1, 3}, .data = wv, .nbytes = sizeof wv};
+    CT_ASSERT_OK(ct_ref_conv1d(NULL, y, x, &w, bias, 1, 6, 1, 1, 3, 2, NULL));
+    assert_true(y[0] == -1.5f && y[1] == -1.5f);
+    /* grouped same conv, K = 2 (even: pad 1, first T frames): y[t] = w0·x[t−1] + w1·x[t] */
+    float wg[2] = {2, 3}, yg[6];
+    CT_ASSERT_OK(ct_ref_conv1d_grouped(NULL, yg, x, wg, NULL, 1, 6, 1, 1, 2));
+    assert_true(yg[0] == 3 && yg[1] == 2 + 6 && yg[5] == 10 + 18);
+    /* GELU(1) = Φ(1) = 0.841344746, GELU(−1) = −0.158655254 */
+    float g[3] = {1, -1, 0};
+    CT_ASSERT_OK(ct_ref_gelu(NULL, g, 3));
+    assert_float_equal(g[0], 0.841344746f, 1e-6);
+    assert_float_equal(g[1], -0.158655254f, 1e-6);
+    assert_true(g[2] == 0);
+    /* attention with equal keys averages the values */
+    float q[4] = {1, 2, 3, 4}, k[4] = {1, 1, 1, 1}, v[4] = {1, 3, 5, 7}, o[4];
+    unsigned char buf[4096];
+    ct_arena ws = {.base = buf, .cap = sizeof buf};
+    CT_ASSERT_OK(ct_ref_attn_full(NULL, o, q, k, v, 1, 2, 1, 2, &ws));
+    /* scores q·k/√2 differ per query but keys are identical → weights ½, ½ */
+    assert_float_equal(o[0], 3, 1e-6);
+    assert_float_equal(o[1], 5, 1e-6);
+}
+
+static void test_ops_cpu_vs_ref(void **state) {
+    (void)state;
+    ct_backend *fast, *ref;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &fast));
+    CT_ASSERT_OK(ct_backend_create("cpu-ref", NULL, &ref));
+    ct_arena ws1, ws2;
+    CT_ASSERT_OK(ct_backend_arena_create(fast, 8 << 20, &ws1));
+    CT_ASSERT_OK(ct_backend_arena_create(ref, 8 << 20, &ws2));
+    const int B = 2, T = 1100, Ci = 5, Co = 7, K = 3, S = 2, To = (T - K) / S + 1;
+    float *x = malloc(sizeof(float) * B * T * Ci), *wv = malloc(sizeof(float) * Co * Ci * K), bias[7];
+    float *y1 = malloc(sizeof(float) * B * To * Co), *y2 = malloc(sizeof(float) * B * To * Co);
+    fill(x, (size_t)B * T * Ci, 1);
+    fill(wv, (size_t)Co * Ci * K, 2);
+    fill(bias, 7, 3);
+    ct_tensor w = {.dtype = CT_DTYPE_F32, .ndim = 3, .shape = {Co, Ci, K}, .data = wv, .nbytes = 4 * Co * Ci * K};
+    CT_ASSERT_OK(fast->ops->conv1d(fast, y1, x, &w, bias, B, T, Ci, Co, K, S, &ws1));
+    CT_ASSERT_OK(ref->ops->conv1d(ref, y2, x, &w, bias, B, T, Ci, Co, K, S, &ws2));
+    for (int i = 0; i < B * To * Co; i++) assert_float_equal(y1[i], y2[i], 1e-4 * (1 + fabsf(y2[i])));
+    /* grouped positional conv, even kernel */
+    const int C = 8, G = 2, Kp = 4, Tp = 37;
+    float *xp = malloc(sizeof(float) * B * Tp * C), *wp = malloc(sizeof(float) * C * (C / G) * Kp), bp[8];
+    float *p1 = malloc(sizeof(float) * B * Tp * C), *p2 = malloc(sizeof(float) * B * Tp * C);
+    fill(xp, (size_t)B * Tp * C, 4);
+    fill(wp, (size_t)C * (C / G) * Kp, 5);
+    fill(bp, 8, 6);
+    CT_ASSERT_OK(fast->ops->conv1d_grouped(fast, p1, xp, wp, bp, B, Tp, C, G, Kp));
+    CT_ASSERT_OK(ref->ops->conv1d_grouped(ref, p2, xp, wp, bp, B, Tp, C, G, Kp));
+    for (int i = 0; i < B * Tp * C; i++) assert_float_equal(p1[i], p2[i], 1e-5 * (1 + fabsf(p2[i])));
+    /* attention */
+    const int Ta = 53, Ha = 3, Dh = 8, D = Ha * Dh;
+    float *qa = malloc(sizeof(float) * B * Ta * D * 3), *o1 = malloc(sizeof(float) * B * Ta * D),
+          *o2 = malloc(sizeof(float) * B * Ta * D);
+    fill(qa, (size_t)B * Ta * D * 3, 7);
+    const float *qq = qa, *kk = qa + B * Ta * D, *vv = qa + 2 * B * Ta * D;
+    CT_ASSERT_OK(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, &ws1));
+    CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, &ws2));
+    for (int i = 0; i < B * Ta * D; i++) assert_float_equal(o1[i], o2[i], 1e-5 * (1 + fabsf(o2[i])));
+    /* GELU and add */
+    float g1[300], g2[300], s1[300];
+    fill(g1, 300, 8);
+    memcpy(g2, g1, sizeof g1);
+    CT_ASSERT_OK(fast->ops->gelu(fast, g1, 300));
+    CT_ASSERT_OK(ref->ops->gelu(ref, g2, 300));
+    for (int i = 0; i < 300; i++) assert_true(g1[i] == g2[i]);
+    CT_ASSERT_OK(fast->ops->add(fast, s1, g1, g2, 300));
+    for (int i = 0; i < 300; i++) assert_true(s1[i] == 2 * g2[i]);
+    free(x), free(wv), free(y1), free(y2), free(xp), free(wp), free(p1), free(p2), free(qa), free(o1), free(o2);
+    ct_backend_arena_free(fast, &ws1);
+    ct_backend_arena_free(ref, &ws2);
+    ct_backend_free(fast);
+    ct_backend_free(ref);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops_reference_values), cmocka_unit_test(test_ops_cpu_vs_ref),
+        cmocka_unit_test(test_open_errors),          cmocka_unit_test(test_emissions_cpu),
+        cmocka_unit_test(test_padded_batch_ref),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

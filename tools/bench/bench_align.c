@@ -1,0 +1,184 @@
+/* bench_align.c — CPU throughput of the wav2vec2 aligner's emissions
+ * (ct_w2v2_emissions: 34 s windows, counting the 30 s each keeps). Writes a
+ * random checkpoint of the MMS-300M architecture on request (315 M params,
+ * 1.3 GB f32), then times emissions of seeded noise. One JSON line per run.
+ *   bench_align --make-random DIR            (config.json + model.safetensors)
+ *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
+ * Numbers go to docs/PERFORMANCE.md only when measured on a quiet machine,
+ * beside Wav2Vec2ForCTC fp32 on the same cores in the same session. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "align/wav2vec2.h"
+#include "model/safetensors.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float randn(void) {
+    double u1, u2;
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    u1 = ((rng >> 11) + 0.5) / 9007199254740992.0;
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    u2 = ((rng >> 11) + 0.5) / 9007199254740992.0;
+    return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+typedef struct spec {
+    char name[128];
+    int ndim;
+    int64_t shape[3];
+    int kind; /* 0 weight (normal, variance 1/fan_in), 1 ones (norm gain), 2 zeros (bias) */
+} spec;
+
+static int add(spec *s, int n, const char *name, int ndim, int64_t a, int64_t b, int64_t c, int kind) {
+    snprintf(s[n].name, sizeof s[n].name, "%s", name);
+    s[n].ndim = ndim;
+    s[n].shape[0] = a, s[n].shape[1] = b, s[n].shape[2] = c;
+    s[n].kind = kind;
+    return n + 1;
+}
+
+static int make_random(const char *dir) {
+    const int conv = 512, H = 1024, L = 24, F = 4096, V = 31, PK = 128, PG = 16;
+    const int ker[7] = {10, 3, 3, 3, 3, 2, 2};
+    mkdir(dir, 0755);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return 1;
+    fprintf(f, "{\"model_type\": \"wav2vec2\", \"conv_dim\": [512,512,512,512,512,512,512], "
+               "\"conv_kernel\": [10,3,3,3,3,2,2], \"conv_stride\": [5,2,2,2,2,2,2], \"conv_bias\": true, "
+               "\"feat_extract_norm\": \"layer\", \"do_stable_layer_norm\": true, \"hidden_act\": \"gelu\", "
+               "\"feat_extract_activation\": \"gelu\", \"hidden_size\": %d, \"num_hidden_layers\": %d, "
+               "\"num_attention_heads\": 16, \"intermediate_size\": %d, \"vocab_size\": %d, "
+               "\"num_conv_pos_embeddings\": %d, \"num_conv_pos_embedding_groups\": %d, \"layer_norm_eps\": 1e-05, "
+               "\"adapter_attn_dim\": null, \"add_adapter\": false}\n",
+            H, L, F, V, PK, PG);
+    fclose(f);
+    spec *s = calloc(1024, sizeof *s);
+    int n = 0;
+    char nm[128];
+    for (int i = 0, cin = 1; i < 7; i++, cin = conv) {
+        snprintf(nm, sizeof nm, "wav2vec2.feature_extractor.conv_layers.%d.conv.weight", i);
+        n = add(s, n, nm, 3, conv, cin, ker[i], 0);
+        snprintf(nm, sizeof nm, "wav2vec2.feature_extractor.conv_layers.%d.conv.bias", i);
+        n = add(s, n, nm, 1, conv, 0, 0, 2);
+        snprintf(nm, sizeof nm, "wav2vec2.feature_extractor.conv_layers.%d.layer_norm.weight", i);
+        n = add(s, n, nm, 1, conv, 0, 0, 1);
+        snprintf(nm, sizeof nm, "wav2vec2.feature_extractor.conv_layers.%d.layer_norm.bias", i);
+        n = add(s, n, nm, 1, conv, 0, 0, 2);
+    }
+    n = add(s, n, "wav2vec2.feature_projection.layer_norm.weight", 1, conv, 0, 0, 1);
+    n = add(s, n, "wav2vec2.feature_projection.layer_norm.bias", 1, conv, 0, 0, 2);
+    n = add(s, n, "wav2vec2.feature_projection.projection.weight", 2, H, conv, 0, 0);
+    n = add(s, n, "wav2vec2.feature_projection.projection.bias", 1, H, 0, 0, 2);
+    n = add(s, n, "wav2vec2.encoder.pos_conv_embed.conv.weight_g", 3, 1, 1, PK, 1);
+    n = add(s, n, "wav2vec2.encoder.pos_conv_embed.conv.weight_v", 3, H, H / PG, PK, 0);
+    n = add(s, n, "wav2vec2.encoder.pos_conv_embed.conv.bias", 1, H, 0, 0, 2);
+    const char *mats[6] = {"attention.q_proj", "attention.k_proj", "attention.v_proj", "attention.out_proj",
+                           "feed_forward.intermediate_dense", "feed_forward.output_dense"};
+    for (int l = 0; l < L; l++) {
+        for (int k = 0; k < 6; k++) {
+            int64_t r = k == 4 ? F : H, c = k == 5 ? F : H;
+            snprintf(nm, sizeof nm, "wav2vec2.encoder.layers.%d.%s.weight", l, mats[k]);
+            n = add(s, n, nm, 2, r, c, 0, 0);
+            snprintf(nm, sizeof nm, "wav2vec2.encoder.layers.%d.%s.bias", l, mats[k]);
+            n = add(s, n, nm, 1, r, 0, 0, 2);
+        }
+        const char *lns[2] = {"layer_norm", "final_layer_norm"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(nm, sizeof nm, "wav2vec2.encoder.layers.%d.%s.weight", l, lns[k]);
+            n = add(s, n, nm, 1, H, 0, 0, 1);
+            snprintf(nm, sizeof nm, "wav2vec2.encoder.layers.%d.%s.bias", l, lns[k]);
+            n = add(s, n, nm, 1, H, 0, 0, 2);
+        }
+    }
+    n = add(s, n, "wav2vec2.encoder.layer_norm.weight", 1, H, 0, 0, 1);
+    n = add(s, n, "wav2vec2.encoder.layer_norm.bias", 1, H, 0, 0, 2);
+    n = add(s, n, "lm_head.weight", 2, V, H, 0, 0);
+    n = add(s, n, "lm_head.bias", 1, V, 0, 0, 2);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    ct_st_writer *w;
+    if (ct_st_writer_create(path, &w) != CT_OK) return 1;
+    for (int i = 0; i < n; i++)
+        if (ct_st_writer_add(w, s[i].name, CT_DTYPE_F32, s[i].ndim, s[i].shape) != CT_OK) return 1;
+    for (int i = 0; i < n; i++) {
+        size_t cnt = 1, fan = 1;
+        for (int d = 0; d < s[i].ndim; d++) cnt *= (size_t)s[i].shape[d];
+        for (int d = 1; d < s[i].ndim; d++) fan *= (size_t)s[i].shape[d];
+        float *buf = malloc(cnt * sizeof *buf);
+        float sd = (float)sqrt(1.0 / (double)fan);
+        for (size_t k = 0; k < cnt; k++) buf[k] = s[i].kind == 0 ? sd * randn() : s[i].kind == 1 ? 1.0f : 0.0f;
+        ct_status st = ct_st_writer_write(w, buf);
+        free(buf);
+        if (st != CT_OK) return 1;
+    }
+    if (ct_st_writer_finish(w) != CT_OK) return 1;
+    ct_st_writer_free(w);
+    free(s);
+    printf("{\"what\":\"random-aligner\",\"dir\":\"%s\",\"tensors\":%d}\n", dir, n);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL, *backend = "cpu";
+    double seconds = 120;
+    int batch = 4, threads = 2, reps = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
+                            "[--threads N] [--backend cpu|cpu-ref] [--reps R]\n");
+            return 2;
+        }
+    }
+    if (!model) {
+        fprintf(stderr, "bench_align: --model DIR is required\n");
+        return 2;
+    }
+    ct_backend_options bo = ct_backend_default_options();
+    bo.threads = threads;
+    ct_backend *be;
+    ct_w2v2 *m;
+    if (ct_backend_create(backend, &bo, &be) != CT_OK || ct_w2v2_open(model, be, NULL, &m) != CT_OK) {
+        fprintf(stderr, "bench_align: %s\n", ct_last_error());
+        return 1;
+    }
+    size_t n = (size_t)(seconds * CT_ALIGN_SR);
+    float *pcm = malloc(n * sizeof *pcm);
+    for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
+    size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
+    for (int r = 0; r < reps; r++) {
+        float *em;
+        int frames, classes;
+        double stride, t0 = now();
+        if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
+            fprintf(stderr, "bench_align: %s\n", ct_last_error());
+            return 1;
+        }
+        double dt = now() - t0;
+        free(em);
+        printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
+               "\"windows\":%zu,\"wall_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
+               backend, threads, batch, seconds, windows, dt, seconds / dt, windows * 30.0 / dt);
+    }
+    free(pcm);
+    ct_w2v2_free(m);
+    ct_backend_free(be);
+    return 0;
+}

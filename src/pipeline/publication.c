@@ -294,7 +294,8 @@ ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi) {
     ct_file_result *f = &p->run->files[fi];
     ct_file_record *r = &f->rec;
     if (!r->source_path && !(r->source_path = strdup(f->path))) return ct_fail(CT_ERR_OOM, "record");
-    CT_TRY(ct_timing_build_words(r, ct_timing_mode(o), o->vad_merge));
+    /* word timing: the aligner made the words already (transcriber.c) */
+    if (ct_timing_mode(o) != CT_ALIGN_WORD) CT_TRY(ct_timing_build_words(r, ct_timing_mode(o), o->vad_merge));
     CT_TRY(ct_cues_build_record(r, o));
     ct_jbuf txt = {0};
     for (size_t i = 0; i < r->n_segments; i++) {
@@ -400,6 +401,8 @@ ct_status ct_pipe_finish_file(ct_pipe *p, size_t fi) {
 }
 
 json_t *ct_pipe_implementation(const ct_pipe *p) { return ct_implementation_json(&p->plan->ctx); }
+
+const ct_output_context *ct_pipe_output_context(const ct_pipe *p) { return &p->plan->ctx; }
 
 const char *ct_pipe_profile_path(const ct_pipe *p) {
     return p->plan && p->plan->plan.profile_path ? p->plan->plan.profile_path : p->t->o.profile_json;

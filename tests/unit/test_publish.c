@@ -38,6 +38,7 @@ static int teardown(void **state) {
     (void)state;
     ct_publish_set_test_hook(NULL, NULL);
     ct_bound_dir_close(&g_bd);
+    ct_source_snapshot_clear(&g_snap);
     ct_test_rmtree(g_dir);
     return 0;
 }
@@ -69,6 +70,7 @@ static void write_old_set(void) {
         if (k_old[i]) ct_test_write_text(g_dir, k_names[i], k_old[i]);
     assert_int_equal(chmod(P("a.txt"), 0640), 0);
     ct_test_write_text(g_dir, "a.wav", "RIFF");
+    ct_source_snapshot_clear(&g_snap);
     CT_ASSERT_OK(ct_source_snapshot_take(P("a.wav"), &g_snap));
 }
 

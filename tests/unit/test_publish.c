@@ -22,6 +22,7 @@
 
 static char g_dir[4096];
 static ct_bound_dir g_bd;
+static ct_source_snapshot g_snap; /* of the set's source, a.wav */
 
 static int setup(void **state) {
     (void)state;
@@ -58,8 +59,6 @@ static const char *const k_names[] = {"a.txt", "a.srt", "a.vtt", ".a.cohere-tran
 static const char *const k_old[] = {"old txt\n", "old srt\n", NULL, "old manifest\n"};
 static const char *const k_new[] = {"new txt, longer\n", "new srt\n", "new vtt\n", "new manifest\n"};
 #define N_MEMBERS 4
-
-static ct_source_snapshot g_snap;
 
 static void write_old_set(void) {
     ct_test_rmtree(g_dir);

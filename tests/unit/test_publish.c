@@ -22,6 +22,7 @@
 
 static char g_dir[4096];
 static ct_bound_dir g_bd;
+static ct_source_snapshot g_snap; /* of the set's source, a.wav */
 
 static int setup(void **state) {
     (void)state;
@@ -38,6 +39,7 @@ static int teardown(void **state) {
     (void)state;
     ct_publish_set_test_hook(NULL, NULL);
     ct_bound_dir_close(&g_bd);
+    ct_source_snapshot_clear(&g_snap);
     ct_test_rmtree(g_dir);
     return 0;
 }
@@ -58,8 +60,6 @@ static const char *const k_old[] = {"old txt\n", "old srt\n", NULL, "old manifes
 static const char *const k_new[] = {"new txt, longer\n", "new srt\n", "new vtt\n", "new manifest\n"};
 #define N_MEMBERS 4
 
-static ct_source_snapshot g_snap;
-
 static void write_old_set(void) {
     ct_test_rmtree(g_dir);
     assert_int_equal(mkdir(g_dir, 0755), 0);
@@ -69,6 +69,7 @@ static void write_old_set(void) {
         if (k_old[i]) ct_test_write_text(g_dir, k_names[i], k_old[i]);
     assert_int_equal(chmod(P("a.txt"), 0640), 0);
     ct_test_write_text(g_dir, "a.wav", "RIFF");
+    ct_source_snapshot_clear(&g_snap);
     CT_ASSERT_OK(ct_source_snapshot_take(P("a.wav"), &g_snap));
 }
 

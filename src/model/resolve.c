@@ -426,7 +426,7 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
         if (!ct_fs_is_file(p))
             return ct_fail(CT_ERR_NOT_FOUND, "%s (%s): no %s in this folder", spec, from,
                            CT_SILERO_WEIGHTS_FILE);
-    } else if (ct_fs_is_file(spec)) {
+    } else if (ct_fs_exists(spec)) { /* a FIFO or device is refused when it is read, by kind */
         snprintf(p, sizeof p, "%s", spec);
     } else {
         /* owner/name[@revision] on the Hub */

@@ -43,6 +43,8 @@ DIFFERENT_MESSAGE = {
     "profile-collides-input": "absolute paths in the message",
     "profile-collides-output": "absolute paths in the message",
     "input-not-regular": "our wording",
+    "output-collides-input": "gem wording: 'Output path for <src> collides with an input: <p>'",
+    "output-collision": "gem wording: 'Output collision between <a> and <b>: <p>' (the twin names the state marker)",
     "prefix-language": "the model's config refuses the language",
     "choice-language": "accepted: fr is one of the model's languages",
 }
@@ -67,6 +69,10 @@ def prepare(root):
     os.makedirs(os.path.join(root, "empty"))
     os.makedirs(os.path.join(root, "nested", "sub"))
     shutil.copyfile(os.path.join(fix, "audio", "c0_tones_1s.wav"), os.path.join(root, "nested", "sub", "n.wav"))
+    # an input of any extension whose txt output would be itself; two inputs claiming one set
+    shutil.copyfile(os.path.join(fix, "audio", "c0_tones_1s.wav"), os.path.join(root, "clip.txt"))
+    os.makedirs(os.path.join(root, "same"))
+    shutil.copyfile(os.path.join(fix, "audio", "c0_tones_1s.wav"), os.path.join(root, "same", "a.flac"))
     os.makedirs(os.path.join(root, "done"))
     shutil.copyfile(os.path.join(fix, "audio", "c0_tones_1s.wav"), os.path.join(root, "done", "x.wav"))
     with open(os.path.join(root, "done", "x.txt"), "w") as fh:

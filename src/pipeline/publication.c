@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "core/log.h"
 #include "output/cues.h"
 #include "output/lock.h"
 #include "output/publish.h"
@@ -30,6 +31,7 @@ typedef struct ct_pipe_file {
     ct_source_snapshot src; /* taken when the file was decided */
     int have_src;
     ct_output_lock *lock;   /* held from the decision to the commit */
+    int leftovers;          /* its folder holds what a killed commit of this set left */
 } ct_pipe_file;
 
 struct ct_pipe_plan {
@@ -103,6 +105,28 @@ static ct_status silero_path_for_artifacts(const ct_transcriber_options *o, char
     return CT_OK;
 }
 
+/* One listing per output folder: the sets of this run that a killed commit
+ * left entries for (recovered under their locks when their turn comes). */
+static ct_status find_leftovers(struct ct_pipe_plan *pp) {
+    for (size_t i = 0; i < pp->plan.n; i++) {
+        const char *parent = pp->plan.files[i].parent;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) seen = strcmp(pp->plan.files[k].parent, parent) == 0;
+        if (seen) continue;
+        char **stems = NULL;
+        size_t ns = 0;
+        CT_TRY(ct_publish_pending_stems(parent, &stems, &ns));
+        for (size_t j = 0; j < ns; j++) {
+            for (size_t k = i; k < pp->plan.n; k++)
+                if (!strcmp(pp->plan.files[k].parent, parent) && !strcmp(pp->plan.files[k].stem, stems[j]))
+                    pp->files[k].leftovers = 1;
+            free(stems[j]);
+        }
+        free(stems);
+    }
+    return CT_OK;
+}
+
 ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n) {
     const ct_transcriber_options *o = &p->t->o;
     struct ct_pipe_plan *pp = calloc(1, sizeof *pp);
@@ -133,6 +157,7 @@ ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n) {
     }
     ct_input_list_free(&in);
     if (s != CT_OK) return s;
+    if (o->publish) CT_TRY(find_leftovers(pp));
     /* the contract keys and the transcript context, once per run */
     char sp[4096];
     const char *silero = NULL;
@@ -273,7 +298,11 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     ct_bound_dir d = {.fd = -1};
     ct_recovery rec;
     ct_status s = ct_bound_dir_open(pl->parent, &d);
-    if (s == CT_OK) s = ct_publish_recover(&d, pl->stem, &rec);
+    if (s == CT_OK) s = ct_bound_dir_expect(&d, pl->parent_dev, pl->parent_ino);
+    /* a full recovery where the folder listing found leftovers of this set;
+     * elsewhere only the few stats that find an interrupted commit's journal */
+    if (s == CT_OK)
+        s = pf->leftovers ? ct_publish_recover(&d, pl->stem, &rec) : ct_publish_recover_if_needed(&d, pl->stem, &rec);
     ct_bound_dir_close(&d);
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
@@ -328,6 +357,7 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     CT_TRY(ct_record_ensure_generation_id(r));
     ct_bound_dir dir = {.fd = -1};
     ct_status s = ct_bound_dir_open(pl->parent, &dir);
+    if (s == CT_OK) s = ct_bound_dir_expect(&dir, pl->parent_dev, pl->parent_ino);
     json_t *payload = NULL;
     ct_jbuf bytes[CT_FORMAT_COUNT + 1];
     memset(bytes, 0, sizeof bytes);
@@ -360,7 +390,12 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     mem[n] = (ct_publish_member){pl->manifest_name, bytes[n].data, bytes[n].len};
     ct_publish_request rq = {.dir = &dir, .members = mem, .n = (size_t)n + 1, .source_path = f->path,
                              .snapshot = &pf->src, .cancel = &p->t->cancel, .lock = pf->lock};
-    s = ct_publish_set(&rq, NULL);
+    int committed = 0;
+    s = ct_publish_set(&rq, &committed);
+    if (s != CT_OK && committed) { /* the new set is in place; only cleanup failed: published, and said */
+        ct_log(CT_LOG_WARN, "%s: %s", f->path, ct_last_error());
+        s = CT_OK;
+    }
     if (s != CT_OK) goto done;
     f->outputs = calloc((size_t)n, sizeof *f->outputs);
     if (!f->outputs) {

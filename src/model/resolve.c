@@ -2,6 +2,7 @@
  * local vs Hub like the original, knows which files a checkpoint needs, and
  * refuses quantized checkpoints and adapters before the large downloads. The
  * transfer itself is hub.c's. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -488,13 +489,30 @@ static int exe_dir(char *buf, size_t cap) {
     return 1;
 }
 
+/* The folder of the object holding this code: the shared library when a
+ * program links libcohere_transcribe.so, else the executable itself. */
+static int code_dir(char *buf, size_t cap) {
+    Dl_info info;
+    if (!dladdr((void *)&code_dir, &info) || !info.dli_fname || !strchr(info.dli_fname, '/')) return 0;
+    char *real = realpath(info.dli_fname, NULL);
+    if (!real) return 0;
+    char *slash = strrchr(real, '/');
+    *slash = 0;
+    int ok = (size_t)snprintf(buf, cap, "%s", real[0] ? real : "/") < cap;
+    free(real);
+    return ok;
+}
+
 ct_status ct_silero_default_path(char *buf, size_t cap) {
     if (!buf || cap == 0) return ct_fail(CT_ERR_INVALID_ARG, "ct_silero_default_path: no buffer");
     buf[0] = 0;
-    char cand[3][PATH_MAX];
+    char cand[4][PATH_MAX];
     int n = 0;
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], lib[PATH_MAX];
     int have_exe = exe_dir(dir, sizeof dir);
+    /* a program using the installed library: <prefix>/lib/../share/cohere-transcribe/ */
+    if (code_dir(lib, sizeof lib) && (!have_exe || strcmp(lib, dir) != 0))
+        snprintf(cand[n++], PATH_MAX, "%s/../share/cohere-transcribe/%s", lib, CT_SILERO_WEIGHTS_FILE);
     /* an installed binary: <prefix>/bin/../share/cohere-transcribe/ (a moved prefix still works) */
     if (have_exe)
         snprintf(cand[n++], PATH_MAX, "%s/../share/cohere-transcribe/%s", dir, CT_SILERO_WEIGHTS_FILE);
@@ -512,10 +530,11 @@ ct_status ct_silero_default_path(char *buf, size_t cap) {
         return CT_OK;
     }
     snprintf(buf, cap, "%s", cand[0]);
-    if (n == 3)
-        return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s, %s or %s", CT_SILERO_WEIGHTS_FILE, cand[0], cand[1],
-                       cand[2]);
-    return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, cand[0]);
+    char list[4 * PATH_MAX + 16];
+    size_t w = 0;
+    for (int i = 0; i < n; i++)
+        w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", cand[i]);
+    return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, list);
 }
 
 /* ---- the word aligner ------------------------------------------------------ */

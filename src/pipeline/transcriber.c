@@ -491,6 +491,9 @@ static ct_status group_add(ct_pipe *p, group *g, ct_prep_item *it, size_t fi) {
 ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     if (!n) return CT_OK;
     CT_TRY(silero_open(p));
+    /* word timing needs the aligner for every file: a missing or unreachable
+     * one fails the run here, before any decoding, not file by file */
+    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) CT_TRY(aligner_open(p));
     ct_prep_options po = prep_options(p);
     const char **paths = malloc(sizeof *paths * n);
     if (!paths) return ct_fail(CT_ERR_OOM, "paths");

@@ -31,7 +31,10 @@ for f in $(nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}'); do
 done
 # the example, built with what the .pc file says (its prefix moved to the stage)
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$p" --cflags --libs cohere-transcribe)
-cc -std=c17 -Wall -Werror "$CT_SOURCE/examples/transcribe.c" $flags -o "$tmp/transcribe"
+# a sanitizer build's library needs its runtime in the program too
+san=""
+if ldd "$lib" | grep -q libasan; then san="-fsanitize=address,undefined"; fi
+cc -std=c17 -Wall -Werror $san "$CT_SOURCE/examples/transcribe.c" $flags -o "$tmp/transcribe"
 cp "$CT_FIXTURES/audio/c1_en_us_3s.wav" "$tmp/a.wav"
 LD_LIBRARY_PATH="$libdir" "$tmp/transcribe" --model "$CT_FIXTURES/tiny-product" "$tmp/a.wav" > "$tmp/out.txt" 2>&1 ||
   { cat "$tmp/out.txt"; fail "the example failed"; }

@@ -369,6 +369,19 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     for (int k = 0; k < n; k++)
         if ((f->outputs[k] = strdup(pl->output_paths[k]))) f->n_outputs++;
 done:
+    if (s != CT_OK && dir.fd >= 0 && pf->lock) {
+        /* A commit that failed after its commit point (cleanup), or whose
+         * rollback was incomplete, leaves entries that only recovery
+         * removes; run it now, still under the set's lock, so that a failed
+         * file leaves no temporary, backup, marker or journal behind (issue
+         * 12). Best effort: if it fails too, the next run's claim retries.
+         * The commit's own error is the one reported. */
+        char keep[2048];
+        snprintf(keep, sizeof keep, "%s", ct_last_error());
+        ct_recovery rec;
+        (void)ct_publish_recover(&dir, pl->stem, &rec);
+        ct_fail(s, "%s", keep);
+    }
     ct_bound_dir_close(&dir);
     json_decref(payload);
     for (int k = 0; k <= CT_FORMAT_COUNT; k++) ct_jbuf_free(&bytes[k]);

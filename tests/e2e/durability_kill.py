@@ -76,7 +76,9 @@ for s in sets:
 
 kills = inside = landed_old = landed_new = 0
 chars = 80
-for i in range(AIMED):
+i = 0
+while kills < AIMED and i < 3 * AIMED:
+    i += 1
     old = {s: c for s, (c, _) in state().items()}
     chars = 20 if chars == 80 else 80
     label = rng.choice(LABELS)
@@ -106,8 +108,10 @@ rc, out, err = L.run(args(chars, "overwrite"), env={"CT_TEST_COMMIT_PAUSE": "*",
 slow = time.time() - t0
 if rc != 0:
     L.fail("slowed run: exit %d\n%s%s" % (rc, out, err))
-random_inside = 0
-for i in range(RANDOM_KILLS):
+random_inside = random_kills = 0
+i = 0
+while random_kills < RANDOM_KILLS and i < 4 * RANDOM_KILLS:
+    i += 1
     old = {s: c for s, (c, _) in state().items()}
     chars = 20 if chars == 80 else 80
     decode = i % 4 == 3  # every fourth: checkpoints gone, the file is decoded and its checkpoint committed
@@ -125,6 +129,7 @@ for i in range(RANDOM_KILLS):
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     kills += 1
+    random_kills += 1
     o, n, ins = check_after_kill(old, "random kill %d" % i)
     landed_old += o
     landed_new += n

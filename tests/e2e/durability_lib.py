@@ -16,8 +16,8 @@ import subprocess
 import sys
 import time
 
-BIN = os.path.join(os.environ.get("CT_BIN", "build/bin"), "cohere-transcribe")
-FIX = os.environ.get("CT_FIXTURES", "tests/fixtures")
+BIN = os.path.abspath(os.path.join(os.environ.get("CT_BIN", "build/bin"), "cohere-transcribe"))
+FIX = os.path.abspath(os.environ.get("CT_FIXTURES", "tests/fixtures"))
 MODEL = os.path.join(FIX, "tiny-product")
 AUDIO = os.path.join(FIX, "audio")
 FORMATS = ["txt", "srt", "vtt", "json"]

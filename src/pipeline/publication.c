@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fs.h"
@@ -30,6 +31,10 @@ typedef struct ct_pipe_file {
     ct_source_snapshot src; /* taken when the file was decided */
     int have_src;
     ct_output_lock *lock;   /* held from the decision to the commit */
+    /* the manifest as the last decision saw it, so that the admit hook can
+     * tell a set another process published since (ct_pipe_admit) */
+    int man_seen;
+    struct stat man_st;
 } ct_pipe_file;
 
 struct ct_pipe_plan {
@@ -198,6 +203,7 @@ static ct_status decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     CT_TRY(open_parent(pl, &dfd));
     char reason[CT_REASON_MAX] = "";
     int ok = 0;
+    pf->man_seen = fstatat(dfd, pl->manifest_name, &pf->man_st, AT_SYMLINK_NOFOLLOW) == 0;
     if (o->existing == CT_EXISTING_SKIP) {
         int all = 1;
         for (int k = 0; k < pl->n_outputs; k++)
@@ -286,6 +292,33 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
         pf->lock = NULL;
     }
     return s;
+}
+
+/* Issue 12: several processes on one corpus must not each decode every file
+ * (the prep pool decodes ahead of the claim). Taking the lock at admission
+ * makes the lock's owner the only decoder; a set whose manifest was
+ * replaced since the decision was published by another process meanwhile,
+ * and its claim will find it verified without a decode. Only file fi's
+ * entries are touched: the consumer reads them once the item is posted. */
+int ct_pipe_admit(ct_pipe *p, size_t fi) {
+    if (!p->t->o.publish) return 0;
+    const ct_planned_file *pl = &p->plan->plan.files[fi];
+    ct_pipe_file *pf = &p->plan->files[fi];
+    if (!pf->lock) {
+        ct_status s = ct_output_lock_acquire(pl->parent, pl->stem, &pf->lock);
+        if (s != CT_OK) {
+            pf->lock = NULL;
+            return s == CT_ERR_BUSY; /* the claim reports it, or the error */
+        }
+    }
+    char path[8192];
+    struct stat st;
+    int n = snprintf(path, sizeof path, "%s/%s", pl->parent, pl->manifest_name);
+    if (n < 0 || (size_t)n >= sizeof path) return 0;
+    int seen = lstat(path, &st) == 0;
+    if (seen != pf->man_seen) return seen;
+    return seen && (st.st_ino != pf->man_st.st_ino || st.st_dev != pf->man_st.st_dev ||
+                    st.st_ctim.tv_sec != pf->man_st.st_ctim.tv_sec || st.st_ctim.tv_nsec != pf->man_st.st_ctim.tv_nsec);
 }
 
 /* Words, cues and the file's text, for a record just decoded or restored. */

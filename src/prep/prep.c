@@ -118,6 +118,18 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp) {
         pthread_cond_broadcast(&p->cv_done);
         return NULL;
     }
+    if (p->o.admit && p->o.admit(p->o.admit_user, i)) { /* not ours to decode (prep.h) */
+        it->not_admitted = 1;
+        pthread_mutex_lock(&p->mu);
+        if (cancelled(p)) {
+            p->held -= r;
+            p->busy--;
+            pthread_cond_broadcast(&p->cv_work);
+            ct_prep_item_free(it);
+            return NULL;
+        }
+        return it;
+    }
     double t0 = ct_now();
     s = ct_prep_decode(it->path, &p->o, r, &p->cancel, &it->audio);
     if (s == CT_ERR_LIMIT && r < cap && !cancelled(p)) {

@@ -186,6 +186,9 @@ typedef struct ct_transcriber_options {
     int text_only;                /* alias for alignment none (an error together with alignment word) */
     int align_batch_size;         /* 4 */
     ct_precision align_dtype;     /* fp32 */
+    const char *aligner_model;    /* word timing's CTC aligner: a Hub repo or local folder; NULL: the
+                                   * original's MahmoudAshraf/mms-300m-1130-forced-aligner (CC-BY-NC-4.0) */
+    const char *aligner_revision; /* NULL: the pinned commit for the default aligner, else "main" */
     int max_chars;                /* 80 */
     double max_cue_dur;           /* 6.0 s */
     double max_gap;               /* 0.6 s */

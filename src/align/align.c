@@ -197,3 +197,27 @@ ct_status ct_align_file(ct_aligner *a, const float *pcm, size_t n, const ct_alig
     free(em);
     return s;
 }
+
+ct_status ct_align_smoke(void) {
+    const float em[4] = {4, 0, 0, 4};
+    const int32_t tg[1] = {1};
+    int32_t path[2] = {-1, -1};
+    CT_TRY(ct_ctc_forced_align(path, em, 2, 2, tg, 1, 0));
+    if (path[0] != 0 || path[1] != 1)
+        return ct_fail(CT_ERR_INTERNAL, "CTC smoke: path [%d,%d], expected [0,1]", path[0], path[1]);
+    static const char *const words[4][2] = {
+        {"مرحبا", "m r h b a"}, {"بكم", "b k m"}, {"في", "f y"}, {"العالم", "a l ' a l m"}};
+    for (int i = 0; i < 4; i++) {
+        char *tok = NULL;
+        CT_TRY(ct_align_romanize(words[i][0], strlen(words[i][0]), CT_ALIGN_LANG_ARA, &tok));
+        int same = !strcmp(tok, words[i][1]);
+        if (!same) {
+            ct_status st = ct_fail(CT_ERR_INTERNAL, "romanization smoke: '%s' gave '%s', expected '%s'", words[i][0],
+                                   tok, words[i][1]);
+            free(tok);
+            return st;
+        }
+        free(tok);
+    }
+    return CT_OK;
+}

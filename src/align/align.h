@@ -59,4 +59,10 @@ ct_status ct_align_uniform(const char *text, double start, double end, int segme
 
 void ct_align_words_free(ct_rec_word *words, size_t n);
 
+/* The doctor's word-mode smokes (PRODUCT-DETAILS §11 check 5): the CTC
+ * Viterbi on emissions [[4,0],[0,4]] with target [1], blank 0, must give the
+ * path [0,1], and "مرحبا بكم في العالم" must romanise to m r h b a / b k m /
+ * f y / a l ' a l m. CT_OK, or CT_ERR_INTERNAL naming what differed. */
+ct_status ct_align_smoke(void);
+
 #endif

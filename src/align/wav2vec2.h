@@ -52,7 +52,8 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
  * vocab + 1) malloc'd host float32, last column 0 (<star>); *stride_ms = ratio ·
  * 1000 / 16000. Windows go batch_size at a time; an out-of-memory halves the
  * batch (never below 1) and the model remembers the smaller size for later
- * calls, as the twin does. */
+ * calls, as the twin does. One call at a time per model (that memory and the
+ * backend's stream are shared); separate models are independent. */
 ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_size, float **out, int *frames,
                             int *classes, double *stride_ms);
 

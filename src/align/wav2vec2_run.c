@@ -56,7 +56,7 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     size_t ws_floats = (size_t)T * T + (size_t)T;
     for (int i = 1; i < c->n_conv; i++) {
         size_t ck = (size_t)c->conv_dim[i - 1] * c->conv_kernel[i];
-        size_t need = 512 * ck + ck * (size_t)c->conv_dim[i];
+        size_t need = 2048 * ck + ck * (size_t)c->conv_dim[i]; /* cpu_wav2vec2.c CT_CONV_ROWS */
         if (need > ws_floats) ws_floats = need;
     }
     size_t wide = (size_t)(c->ffn > H ? c->ffn : H);

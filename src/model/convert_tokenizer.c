@@ -51,7 +51,7 @@ ct_status ct_convert_vocab_read(const char *dir, const ct_model_config *c, ct_co
     memset(v, 0, sizeof *v);
     char p[PATH_MAX];
     CT_TRY(ct_path_join(p, sizeof p, dir, "tokenizer.json"));
-    if (!ct_fs_is_file(p))
+    if (!ct_fs_exists(p)) /* absent; a FIFO, device or folder under the name is refused by the read, by kind */
         return ct_fail(CT_ERR_NOT_FOUND, "%s: no tokenizer.json: the engine cannot run a model without one, so no "
                                          "GGUF is written", dir);
     CT_TRY(ct_fs_read_all(p, CT_TOKENIZER_MAX_BYTES, &v->json, &v->json_len));

@@ -182,6 +182,8 @@ static ct_status need_file(const char *dir, const char *name) {
     return ct_fs_check_input(p); /* there, but a FIFO, device or directory: say so */
 }
 
+static ct_status check_weights(const char *dir);
+
 ct_status ct_model_check_dir(const char *dir) {
     char p[PATH_MAX];
     CT_TRY(ct_path_join(p, sizeof p, dir, "adapter_config.json"));
@@ -196,6 +198,12 @@ ct_status ct_model_check_dir(const char *dir) {
         return ct_fail(CT_ERR_UNSUPPORTED,
                        "%s: PEFT/LoRA adapters are not supported (adapter_config.json)", dir);
     CT_TRY(need_file(dir, "tokenizer.json"));
+    return check_weights(dir);
+}
+
+/* model.safetensors, or an index and every shard it names. */
+static ct_status check_weights(const char *dir) {
+    char p[PATH_MAX];
     CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors"));
     if (ct_fs_exists(p)) return ct_fs_check_input(p);
     CT_TRY(ct_path_join(p, sizeof p, dir, "model.safetensors.index.json"));
@@ -219,6 +227,8 @@ static ct_status fetch_one(ct_hub *h, const char *repo, const ct_hub_revision *r
     ct_hub_revision_has(rev, file, &size);
     return ct_hub_fetch(h, repo, rev->commit, file, size, path);
 }
+
+static ct_status fetch_weights(ct_hub *h, const char *repo, const ct_hub_revision *rev);
 
 static ct_status fetch_model(ct_hub *h, const char *repo, const ct_hub_revision *rev) {
     int listed = rev->n_files > 0;
@@ -250,7 +260,14 @@ static ct_status fetch_model(ct_hub *h, const char *repo, const ct_hub_revision 
     }
     CT_TRY(fetch_one(h, repo, rev, "tokenizer.json", &p));
     free(p);
-    p = NULL;
+    return fetch_weights(h, repo, rev);
+}
+
+/* model.safetensors, or its index and every shard. */
+static ct_status fetch_weights(ct_hub *h, const char *repo, const ct_hub_revision *rev) {
+    int listed = rev->n_files > 0;
+    char *p = NULL;
+    ct_status st;
     int single = listed ? ct_hub_revision_has(rev, "model.safetensors", NULL) : 1;
     if (single) {
         st = fetch_one(h, repo, rev, "model.safetensors", &p);
@@ -409,7 +426,7 @@ ct_status ct_vad_weights_resolve(const char *spec, const ct_hub_options *opts, c
         if (!ct_fs_is_file(p))
             return ct_fail(CT_ERR_NOT_FOUND, "%s (%s): no %s in this folder", spec, from,
                            CT_SILERO_WEIGHTS_FILE);
-    } else if (ct_fs_is_file(spec)) {
+    } else if (ct_fs_exists(spec)) { /* a FIFO or device is refused when it is read, by kind */
         snprintf(p, sizeof p, "%s", spec);
     } else {
         /* owner/name[@revision] on the Hub */
@@ -499,4 +516,83 @@ ct_status ct_silero_default_path(char *buf, size_t cap) {
         return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s, %s or %s", CT_SILERO_WEIGHTS_FILE, cand[0], cand[1],
                        cand[2]);
     return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, cand[0]);
+}
+
+/* ---- the word aligner ------------------------------------------------------ */
+
+static ct_status aligner_check_dir(const char *dir) {
+    CT_TRY(need_file(dir, "config.json"));
+    CT_TRY(need_file(dir, "vocab.json"));
+    return check_weights(dir);
+}
+
+ct_status ct_aligner_resolve_ref(const char *spec, const char *revision, const ct_hub_options *opts,
+                                 ct_model_ref *out) {
+    memset(out, 0, sizeof *out);
+    if (!spec) spec = CT_DEFAULT_ALIGNER;
+    int local;
+    CT_TRY(ct_model_spec_kind(spec, &local));
+    if (revision && !*revision) revision = NULL;
+    if (local) {
+        if (revision) return ct_fail(CT_ERR_INVALID_ARG, "an aligner revision cannot be used with a local directory");
+        char *exp = expand_home(spec);
+        char *real = exp ? realpath(exp, NULL) : NULL;
+        free(exp);
+        if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
+        ct_status st = aligner_check_dir(real);
+        if (st != CT_OK) {
+            free(real);
+            return st;
+        }
+        out->is_local = 1;
+        out->id = strdup(spec);
+        out->dir = real;
+        return out->id ? CT_OK : ct_fail(CT_ERR_OOM, "out of memory");
+    }
+    if (!revision) revision = strcmp(spec, CT_DEFAULT_ALIGNER) == 0 ? CT_DEFAULT_ALIGNER_COMMIT : "main";
+    ct_hub *h;
+    CT_TRY(ct_hub_create(opts, &h));
+    ct_hub_revision *rev = NULL;
+    char *snap = NULL, *p = NULL;
+    ct_status st = CT_OK;
+    /* a pinned commit whose snapshot is complete needs no network */
+    if (ct_hub_is_commit(revision) && ct_hub_snapshot_path(h, spec, revision, &snap) == CT_OK && ct_fs_is_dir(snap) &&
+        aligner_check_dir(snap) == CT_OK) {
+        out->from_cache = 1;
+        goto found;
+    }
+    ct_error_clear();
+    free(snap);
+    snap = NULL;
+    if ((st = ct_hub_resolve_revision(h, spec, revision, &rev)) != CT_OK) goto done;
+    if ((st = ct_hub_snapshot_path(h, spec, rev->commit, &snap)) != CT_OK) goto done;
+    if (!rev->from_cache) {
+        static const char *const files[] = {"config.json", "vocab.json"};
+        for (size_t i = 0; i < 2 && st == CT_OK; i++) {
+            st = fetch_one(h, spec, rev, files[i], &p);
+            free(p);
+            p = NULL;
+        }
+        if (st == CT_OK) st = fetch_weights(h, spec, rev);
+        if (st != CT_OK) goto done;
+    } else {
+        out->from_cache = 1;
+    }
+    if ((st = aligner_check_dir(snap)) != CT_OK) goto done;
+found:
+    out->is_local = 0;
+    out->id = strdup(spec);
+    out->revision = strdup(rev ? rev->commit : revision);
+    out->dir = snap;
+    snap = NULL;
+    if (!out->id || !out->revision) st = ct_fail(CT_ERR_OOM, "out of memory");
+done:
+    free(snap);
+    ct_hub_revision_free(rev);
+    ct_hub_free(h);
+    if (st != CT_OK) {
+        ct_fail_wrap(st, "word aligner %s@%s", spec, revision);
+        ct_model_ref_clear(out);
+    }
+    return st;
 }

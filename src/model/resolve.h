@@ -12,6 +12,9 @@
 
 #define CT_DEFAULT_MODEL "CohereLabs/cohere-transcribe-arabic-07-2026"
 #define CT_DEFAULT_MODEL_COMMIT "0a8193caa4f3f92131471ab08824e488141cb392"
+/* The word aligner the original pins (CC-BY-NC-4.0). */
+#define CT_DEFAULT_ALIGNER "MahmoudAshraf/mms-300m-1130-forced-aligner"
+#define CT_DEFAULT_ALIGNER_COMMIT "49402e9577b1158620820667c218cd494cc44486"
 
 /* The Silero weights: the file name in a folder or Hub repo, and the
  * environment variables naming a file, folder or repo (the first set wins).
@@ -72,5 +75,11 @@ ct_status ct_model_index_shards_parse(const char *json, size_t len, const char *
  * (resolved) path; CT_ERR_NOT_FOUND: buf holds the first candidate and the
  * message lists every place looked at. */
 ct_status ct_silero_default_path(char *buf, size_t cap);
+
+/* The word aligner (config.json, vocab.json, model.safetensors or an index)
+ * as a local folder or a Hub repo; spec NULL: the pinned default (revision
+ * NULL: its pinned commit, "main" for another repo). */
+ct_status ct_aligner_resolve_ref(const char *spec, const char *revision, const ct_hub_options *opts,
+                                 ct_model_ref *out);
 
 #endif

@@ -239,6 +239,11 @@ static int side_name(char *out, const char *name, const char *ext) {
     return w > 0 && w <= NAME_MAX;
 }
 
+int ct_pub_journal_name(char *out, const char *name) {
+    int w = snprintf(out, NAME_MAX + 1, ".%s.000000000000000000000000.jnl", name);
+    return w > 0 && w <= NAME_MAX;
+}
+
 /* If entry is ".<name>.<24 hex>.<ext>" with ext tmp|bak|new|jnl: its
  * name part (in name_out) and ext (returned); else NULL. */
 const char *ct_pub_parse_side(const char *entry, char *name_out) {
@@ -531,9 +536,17 @@ static ct_status run_txn(txn *t, int *committed) {
         CT_TRY(backup(t, i));
     }
     CT_TRY(step(t, "journal", -1, 1));
-    ct_status s = CT_OK;
-    int fd = create_side(t, last, "jnl", t->jnl, &s);
-    if (fd < 0) return s;
+    /* one fixed name per set, so that finding an interrupted commit costs
+     * one stat (ct_publish_recover_if_needed) and a second commit of the
+     * same set beside this one cannot start */
+    if (!ct_pub_journal_name(t->jnl, r->members[last].name))
+        return ct_fail(CT_ERR_LIMIT, "Cannot publish %s/%s: the name is too long for a publication temporary",
+                       r->dir->path, r->members[last].name);
+    int fd = x_openat(dfd, t->jnl, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno == EEXIST)
+        return ct_fail(CT_ERR_IO, "Cannot publish %s/%s: the journal %s of an interrupted commit is still there "
+                       "(the set must be recovered first)", r->dir->path, r->members[last].name, t->jnl);
+    if (fd < 0) return os_fail(t, last, "create", t->jnl);
     t->has_jnl = 1;
     if (x_close(fd, t->jnl) != 0) return os_fail(t, last, "close", t->jnl);
     CT_TRY(step(t, "source", -1, 1));

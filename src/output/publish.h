@@ -6,9 +6,9 @@
  * In short: every member is staged in ".<name>.<24 hex>.tmp" (0600, then
  * its final mode; written, fsynced, closed); each existing destination
  * gets a backup ".<name>.<hex>.bak" (a hard link, or a fsynced copy) and
- * each new one a marker ".<name>.<hex>.new"; a journal ".<last>.<hex>.jnl"
- * says "roll back if found"; the source is re-checked; the folder is
- * fsynced; the temporaries are renamed over the destinations in order
+ * each new one a marker ".<name>.<hex>.new"; a journal (one fixed name per
+ * set, ".<last>.000…0.jnl") says "roll back if found"; the source is
+ * re-checked; the folder is fsynced; the temporaries are renamed over the destinations in order
  * (formats in the user's order, manifest last); the folder is fsynced; the
  * journal is removed and the folder fsynced again (the commit point); then
  * backups and markers go. Any failure or a cancel before the last rename
@@ -99,6 +99,13 @@ typedef struct ct_recovery {
  * revalidation: it must not run beside a live commit of the same set.
  * CT_ERR_IO when an entry cannot be restored or removed (named). */
 ct_status ct_publish_recover(const ct_bound_dir *d, const char *stem, ct_recovery *report);
+
+/* The same, at the cost of a few stats when there is nothing to roll back:
+ * only an interrupted commit's journal (one fixed name per set) triggers
+ * ct_publish_recover. Leftovers without a journal are garbage that does
+ * not affect the set; ct_publish_pending_stems + ct_publish_recover, once
+ * per folder, removes them. For the per-file call under the lock. */
+ct_status ct_publish_recover_if_needed(const ct_bound_dir *d, const char *stem, ct_recovery *report);
 
 /* The stems in a folder that have entries a killed commit may have left
  * (".<member>.<24 hex>.{tmp,bak,new,jnl}" of one of the stem's six member

@@ -158,6 +158,22 @@ ct_status ct_publish_recover(const ct_bound_dir *d, const char *stem, ct_recover
     return s;
 }
 
+ct_status ct_publish_recover_if_needed(const ct_bound_dir *d, const char *stem, ct_recovery *report) {
+    if (report) memset(report, 0, sizeof *report);
+    static const char *const k_suffix[CT_RECOVER_NAMES] = {".txt", ".srt", ".vtt", ".json",
+                                                           ".cohere-transcribe.manifest.json",
+                                                           ".cohere-transcribe.asr.json"};
+    for (int k = 0; k < CT_RECOVER_NAMES; k++) {
+        char name[NAME_MAX + 1], jnl[NAME_MAX + 1];
+        int w = snprintf(name, sizeof name, "%s%s%s", k >= 4 ? "." : "", stem, k_suffix[k]);
+        if (w < 0 || w > NAME_MAX || !ct_pub_journal_name(jnl, name)) continue;
+        struct stat st;
+        if (fstatat(d->fd, jnl, &st, AT_SYMLINK_NOFOLLOW) == 0) return ct_publish_recover(d, stem, report);
+        if (errno != ENOENT) return ct_fail(CT_ERR_IO, "Cannot recover %s/%s: stat: %s", d->path, jnl, strerror(errno));
+    }
+    return CT_OK;
+}
+
 /* The stem a member name belongs to, or 0 when it is none of ours. */
 static int stem_of(const char *name, char *stem) {
     static const char *const k_state[] = {".cohere-transcribe.manifest.json", ".cohere-transcribe.asr.json"};

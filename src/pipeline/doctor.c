@@ -23,6 +23,8 @@
 #include <omp.h>
 #endif
 
+#include "align/text.h"
+#include "align/viterbi.h"
 #include "asr/mel_internal.h"
 #include "audio/audio.h"
 #include "compute/gpu_engine.h"
@@ -325,13 +327,47 @@ void ct_doctor_check_silero_smoke(const ct_doctor_options *o, ct_doctor_report_f
 
 /* ---- 5. word alignment ------------------------------------------------------- */
 
+/* PRODUCT-DETAILS §11 step 5: the CTC smoke (emissions [[4,0],[0,4]], target
+ * [1], blank 0 must give the path [0,1]) and the romanisation smoke ("مرحبا
+ * بكم في العالم" must give the §9.3 tokens), both through src/align. */
+static int romanization_smoke(char *why, size_t cap) {
+    static const char *const words[4] = {"مرحبا", "بكم", "في", "العالم"};
+    static const char *const want[4] = {"m r h b a", "b k m", "f y", "a l ' a l m"};
+    for (int i = 0; i < 4; i++) {
+        char *got = NULL;
+        if (ct_align_romanize(words[i], strlen(words[i]), CT_ALIGN_LANG_ARA, &got) != CT_OK) {
+            snprintf(why, cap, "romanize(%s): %s", words[i], ct_last_error());
+            return 0;
+        }
+        int same = strcmp(got, want[i]) == 0;
+        if (!same) snprintf(why, cap, "romanize(%s) gave \"%s\", expected \"%s\"", words[i], got, want[i]);
+        free(got);
+        if (!same) return 0;
+    }
+    return 1;
+}
+
 void ct_doctor_check_word_alignment(const ct_doctor_options *o, ct_doctor_report_fn fn, void *user) {
     (void)o;
-    /* The CTC aligner (src/align) is not part of this build yet: an honest
-     * failure, never a smoke that tests nothing. */
-    SAY(fn, user, CT_DOCTOR_FAIL,
-        "word alignment: not available in this build (issue 14); the MMS aligner it will use "
-        "(MahmoudAshraf/mms-300m-1130-forced-aligner) is licensed CC-BY-NC-4.0 (non-commercial use only)");
+    const float logp[4] = {4, 0, 0, 4};
+    const int32_t target[1] = {1};
+    int32_t path[2] = {-1, -1};
+    char why[512] = "";
+    ct_status s = ct_ctc_forced_align(path, logp, 2, 2, target, 1, 0);
+    if (s != CT_OK || path[0] != 0 || path[1] != 1) {
+        SAY(fn, user, CT_DOCTOR_FAIL, "word alignment: CTC smoke gave %s (expected the path [0, 1])",
+            s != CT_OK ? ct_last_error() : "another path");
+        return;
+    }
+    if (!romanization_smoke(why, sizeof why)) {
+        SAY(fn, user, CT_DOCTOR_FAIL, "word alignment: romanization smoke: %s", why);
+        return;
+    }
+    SAY(fn, user, CT_DOCTOR_OK, "word alignment: native MMS CTC Viterbi and Arabic romanization smokes execute");
+    SAY(fn, user, CT_DOCTOR_OK,
+        "word aligner: %s@%s (CC-BY-NC-4.0: non-commercial use only), float32 on the CPU, bounded per-segment "
+        "uniform fallback",
+        CT_DEFAULT_ALIGNER, CT_DEFAULT_ALIGNER_COMMIT);
 }
 
 /* ---- 6. audio decoders ------------------------------------------------------- */

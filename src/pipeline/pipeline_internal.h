@@ -31,6 +31,10 @@ struct ct_transcriber {
     ct_breaker breaker;
     struct ct_silero *silero;
     char *silero_path;
+    /* the word aligner (alignment word), made by the first file that needs it */
+    struct ct_aligner *aligner;
+    ct_backend *align_be;
+    ct_model_ref aligner_ref;
 };
 
 struct ct_file_result {
@@ -71,7 +75,7 @@ typedef struct ct_pipe {
     double audio_done;
     /* stage timings */
     double seconds_validation, seconds_prep_wait, seconds_asr_load, seconds_publication;
-    double seconds_decode, seconds_vad;
+    double seconds_decode, seconds_vad, seconds_aligner_load, seconds_alignment;
     long long vad_files, vad_frames; /* Silero: files segmented, probability frames */
     ct_asr_run_stats asr_stats;
 } ct_pipe;
@@ -107,6 +111,8 @@ void ct_pipe_plan_free(ct_pipe *p);
  * and the planned profile path. */
 struct json_t;
 struct json_t *ct_pipe_implementation(const ct_pipe *p);
+struct ct_output_context;
+const struct ct_output_context *ct_pipe_output_context(const ct_pipe *p);
 const char *ct_pipe_profile_path(const ct_pipe *p);
 /* profile.c */
 ct_status ct_pipe_write_profile(ct_pipe *p);

@@ -62,8 +62,8 @@ typedef struct ct_plan {
  *  file: <p>", "... with a transcript output: <p>", "... with a reserved state marker: <p>",
  *  "... with a reserved asr checkpoint: <p>";
  *  existing == CT_EXISTING_ERROR and outputs exist: "Output already exists:\n  <p>\n  <p>
- *  ...\nUse existing: 'overwrite' or existing: 'skip'." (every existing output of the
- *  plan, in plan order);
+ *  ...\nUse existing: 'overwrite' or existing: 'skip'." (the plan's existing outputs
+ *  in plan order: the first 10 named, then "  ... and <n> more");
  *  CT_ERR_IO "Cannot prepare output paths: <detail>" for an OS error,
  *  "Cannot prepare profile output path <p>: <msg>" for the profile's folder. */
 ct_status ct_plan_outputs(const ct_input_list *inputs, const ct_plan_options *o, ct_plan *out);

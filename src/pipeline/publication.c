@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "core/log.h"
 #include "output/cues.h"
 #include "output/lock.h"
 #include "output/publish.h"
@@ -35,6 +36,7 @@ typedef struct ct_pipe_file {
      * tell a set another process published since (ct_pipe_admit) */
     int man_seen;
     struct stat man_st;
+    int leftovers;          /* its folder holds what a killed commit of this set left */
 } ct_pipe_file;
 
 struct ct_pipe_plan {
@@ -108,6 +110,28 @@ static ct_status silero_path_for_artifacts(const ct_transcriber_options *o, char
     return CT_OK;
 }
 
+/* One listing per output folder: the sets of this run that a killed commit
+ * left entries for (recovered under their locks when their turn comes). */
+static ct_status find_leftovers(struct ct_pipe_plan *pp) {
+    for (size_t i = 0; i < pp->plan.n; i++) {
+        const char *parent = pp->plan.files[i].parent;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) seen = strcmp(pp->plan.files[k].parent, parent) == 0;
+        if (seen) continue;
+        char **stems = NULL;
+        size_t ns = 0;
+        CT_TRY(ct_publish_pending_stems(parent, &stems, &ns));
+        for (size_t j = 0; j < ns; j++) {
+            for (size_t k = i; k < pp->plan.n; k++)
+                if (!strcmp(pp->plan.files[k].parent, parent) && !strcmp(pp->plan.files[k].stem, stems[j]))
+                    pp->files[k].leftovers = 1;
+            free(stems[j]);
+        }
+        free(stems);
+    }
+    return CT_OK;
+}
+
 ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n) {
     const ct_transcriber_options *o = &p->t->o;
     struct ct_pipe_plan *pp = calloc(1, sizeof *pp);
@@ -138,6 +162,7 @@ ct_status ct_pipe_plan(ct_pipe *p, const char *const *paths, size_t n) {
     }
     ct_input_list_free(&in);
     if (s != CT_OK) return s;
+    if (o->publish) CT_TRY(find_leftovers(pp));
     /* the contract keys and the transcript context, once per run */
     char sp[4096];
     const char *silero = NULL;
@@ -279,7 +304,11 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     ct_bound_dir d = {.fd = -1};
     ct_recovery rec;
     ct_status s = ct_bound_dir_open(pl->parent, &d);
-    if (s == CT_OK) s = ct_publish_recover(&d, pl->stem, &rec);
+    if (s == CT_OK) s = ct_bound_dir_expect(&d, pl->parent_dev, pl->parent_ino);
+    /* a full recovery where the folder listing found leftovers of this set;
+     * elsewhere only the few stats that find an interrupted commit's journal */
+    if (s == CT_OK)
+        s = pf->leftovers ? ct_publish_recover(&d, pl->stem, &rec) : ct_publish_recover_if_needed(&d, pl->stem, &rec);
     ct_bound_dir_close(&d);
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
@@ -327,7 +356,8 @@ ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi) {
     ct_file_result *f = &p->run->files[fi];
     ct_file_record *r = &f->rec;
     if (!r->source_path && !(r->source_path = strdup(f->path))) return ct_fail(CT_ERR_OOM, "record");
-    CT_TRY(ct_timing_build_words(r, ct_timing_mode(o), o->vad_merge));
+    /* word timing: the aligner made the words already (transcriber.c) */
+    if (ct_timing_mode(o) != CT_ALIGN_WORD) CT_TRY(ct_timing_build_words(r, ct_timing_mode(o), o->vad_merge));
     CT_TRY(ct_cues_build_record(r, o));
     ct_jbuf txt = {0};
     for (size_t i = 0; i < r->n_segments; i++) {
@@ -360,6 +390,8 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     CT_TRY(ct_record_ensure_generation_id(r));
     ct_bound_dir dir = {.fd = -1};
     ct_status s = ct_bound_dir_open(pl->parent, &dir);
+    if (s == CT_OK) s = ct_bound_dir_expect(&dir, pl->parent_dev, pl->parent_ino);
+    int leftovers = 0; /* committed, but its cleanup failed */
     json_t *payload = NULL;
     ct_jbuf bytes[CT_FORMAT_COUNT + 1];
     memset(bytes, 0, sizeof bytes);
@@ -392,7 +424,13 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     mem[n] = (ct_publish_member){pl->manifest_name, bytes[n].data, bytes[n].len};
     ct_publish_request rq = {.dir = &dir, .members = mem, .n = (size_t)n + 1, .source_path = f->path,
                              .snapshot = &pf->src, .cancel = &p->t->cancel, .lock = pf->lock};
-    s = ct_publish_set(&rq, NULL);
+    int committed = 0;
+    s = ct_publish_set(&rq, &committed);
+    if (s != CT_OK && committed) { /* the new set is in place; only cleanup failed: published, and said */
+        ct_log(CT_LOG_WARN, "%s: %s", f->path, ct_last_error());
+        s = CT_OK;
+        leftovers = 1;
+    }
     if (s != CT_OK) goto done;
     f->outputs = calloc((size_t)n, sizeof *f->outputs);
     if (!f->outputs) {
@@ -402,18 +440,18 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     for (int k = 0; k < n; k++)
         if ((f->outputs[k] = strdup(pl->output_paths[k]))) f->n_outputs++;
 done:
-    if (s != CT_OK && dir.fd >= 0 && pf->lock) {
+    if ((s != CT_OK || leftovers) && dir.fd >= 0 && pf->lock) {
         /* A commit that failed after its commit point (cleanup), or whose
          * rollback was incomplete, leaves entries that only recovery
-         * removes; run it now, still under the set's lock, so that a failed
-         * file leaves no temporary, backup, marker or journal behind (issue
-         * 12). Best effort: if it fails too, the next run's claim retries.
-         * The commit's own error is the one reported. */
+         * removes; run it now, still under the set's lock, so that the run
+         * leaves no temporary, backup, marker or journal behind (issue 12).
+         * Best effort: if it fails too, the next run's claim retries. The
+         * commit's own error is the one reported. */
         char keep[2048];
         snprintf(keep, sizeof keep, "%s", ct_last_error());
         ct_recovery rec;
         (void)ct_publish_recover(&dir, pl->stem, &rec);
-        ct_fail(s, "%s", keep);
+        if (s != CT_OK) ct_fail(s, "%s", keep);
     }
     ct_bound_dir_close(&dir);
     json_decref(payload);
@@ -446,6 +484,8 @@ ct_status ct_pipe_finish_file(ct_pipe *p, size_t fi) {
 }
 
 json_t *ct_pipe_implementation(const ct_pipe *p) { return ct_implementation_json(&p->plan->ctx); }
+
+const ct_output_context *ct_pipe_output_context(const ct_pipe *p) { return &p->plan->ctx; }
 
 const char *ct_pipe_profile_path(const ct_pipe *p) {
     return p->plan && p->plan->plan.profile_path ? p->plan->plan.profile_path : p->t->o.profile_json;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/align.h"
 #include "core/fs.h"
 #include "pipeline/asr_run.h"
 #include "pipeline/options.h"
@@ -41,9 +42,12 @@ ct_status ct_transcriber_create(const ct_transcriber_options *o, ct_transcriber 
     t->o.output_dir = dup_opt(t, k++, o->output_dir);
     t->o.profile_json = dup_opt(t, k++, o->profile_json);
     t->o.vad_weights = dup_opt(t, k++, o->vad_weights);
+    t->o.aligner_model = dup_opt(t, k++, o->aligner_model);
+    t->o.aligner_revision = dup_opt(t, k++, o->aligner_revision);
     if ((o->model && !t->o.model) || (o->model_revision && !t->o.model_revision) || (o->adapter && !t->o.adapter) ||
         (o->adapter_revision && !t->o.adapter_revision) || !t->o.language || (o->output_dir && !t->o.output_dir) ||
-        (o->profile_json && !t->o.profile_json) || (o->vad_weights && !t->o.vad_weights)) {
+        (o->profile_json && !t->o.profile_json) || (o->vad_weights && !t->o.vad_weights) ||
+        (o->aligner_model && !t->o.aligner_model) || (o->aligner_revision && !t->o.aligner_revision)) {
         ct_transcriber_free(t);
         return ct_fail(CT_ERR_OOM, "transcriber options");
     }
@@ -71,6 +75,11 @@ void ct_transcriber_cancel(ct_transcriber *t) {
 static void session_close(ct_transcriber *t) {
     ct_asr_free(t->asr);
     t->asr = NULL;
+    ct_aligner_free(t->aligner);
+    t->aligner = NULL;
+    ct_backend_free(t->align_be);
+    t->align_be = NULL;
+    ct_model_ref_clear(&t->aligner_ref);
     ct_model_ref_clear(&t->model);
     ct_silero_free(t->silero);
     t->silero = NULL;
@@ -166,6 +175,58 @@ static ct_status session_open(ct_pipe *p) {
         return s;
     }
     p->seconds_asr_load += ct_now() - t0;
+    return CT_OK;
+}
+
+/* The CTC aligner runs on the CPU backend in float32 (the CUDA aligner is
+ * issue 14's GPU part): it is resolved like the ASR model, through the Hub
+ * client and cache. */
+static ct_status aligner_open(ct_pipe *p) {
+    ct_transcriber *t = p->t;
+    if (t->aligner) return CT_OK;
+    double t0 = ct_now();
+    CT_TRY(ct_aligner_resolve_ref(t->o.aligner_model, t->o.aligner_revision, NULL, &t->aligner_ref));
+    ct_backend_options bo = ct_backend_default_options();
+    bo.threads = t->o.threads;
+    CT_TRY(ct_backend_create("cpu", &bo, &t->align_be));
+    ct_w2v2_options wo = ct_w2v2_default_options();
+    ct_status s = ct_aligner_open(t->aligner_ref.dir, t->align_be, &wo, &t->aligner);
+    if (s != CT_OK) return ct_fail_wrap(s, "word aligner %s", t->aligner_ref.id);
+    p->seconds_aligner_load += ct_now() - t0;
+    return CT_OK;
+}
+
+/* Word timings of one decoded file (PRODUCT-DETAILS §9): CTC over the whole
+ * file's emissions, uniform fallback per segment that cannot be aligned. */
+static ct_status align_file(ct_pipe *p, size_t fi, const ct_prep_item *it) {
+    ct_file_record *r = &p->run->files[fi].rec;
+    int any = 0;
+    for (size_t i = 0; i < r->n_segments; i++) any |= r->segments[i].text[0] != 0;
+    if (!any || !it->audio->n) return CT_OK; /* no text: no words, no emissions */
+    CT_TRY(aligner_open(p));
+    ct_align_segment *segs = calloc(r->n_segments, sizeof *segs);
+    if (!segs) return ct_fail(CT_ERR_OOM, "alignment");
+    for (size_t i = 0; i < r->n_segments; i++)
+        segs[i] = (ct_align_segment){r->segments[i].start, r->segments[i].end, r->segments[i].text};
+    ct_pipe_progress(p, CT_PROGRESS_ALIGNMENT, NULL, p->run->files[fi].path, 0, (long long)r->n_segments);
+    ct_align_options ao = ct_align_default_options();
+    ao.batch_size = p->t->o.align_batch_size;
+    ao.language = p->t->o.language;
+    double t0 = ct_now();
+    ct_rec_word *words = NULL;
+    size_t nw = 0;
+    int fallback = 0;
+    ct_status s = ct_align_file(p->t->aligner, it->audio->samples, it->audio->n, segs, r->n_segments, &ao, &words,
+                                &nw, &fallback);
+    p->seconds_alignment += ct_now() - t0;
+    free(segs);
+    if (s != CT_OK) return s;
+    for (size_t i = 0; i < r->n_words; i++) free(r->words[i].text);
+    free(r->words);
+    r->words = words, r->n_words = nw;
+    r->fallback_alignment_segments = fallback;
+    ct_pipe_progress(p, CT_PROGRESS_ALIGNMENT, NULL, p->run->files[fi].path, (long long)r->n_segments,
+                     (long long)r->n_segments);
     return CT_OK;
 }
 
@@ -306,6 +367,7 @@ static ct_status finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg
         ct_file_record_clear(&f->rec);
         s = build_record(p, f, it, segs);
     }
+    if (s == CT_OK && ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) s = align_file(p, fi, it);
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
         return CT_OK;

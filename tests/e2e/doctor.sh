@@ -171,15 +171,16 @@ has "$WORK/inst2" "[FAIL] package metadata is 9.9.9, runtime is $VERSION"
 pass "installed layout: share/ weights found, package metadata compared"
 
 # ---- word mode and the audio backends ---------------------------------------------------
-run_doc 1 "$WORK/word" --mode word --vad-weights "$W"
-has "$WORK/word" "[FAIL] word alignment: not available in this build (issue 14); the MMS aligner it will use (MahmoudAshraf/mms-300m-1130-forced-aligner) is licensed CC-BY-NC-4.0 (non-commercial use only)"
+run_doc 0 "$WORK/word" --mode word --vad-weights "$W"
+has "$WORK/word" "[OK]   word alignment: native MMS CTC Viterbi and Arabic romanization smokes execute"
+has "$WORK/word" "[OK]   word aligner: MahmoudAshraf/mms-300m-1130-forced-aligner@49402e9577b1158620820667c218cd494cc44486 (CC-BY-NC-4.0: non-commercial use only), float32 on the CPU, bounded per-segment uniform fallback"
 # after the Silero smoke, before the decoders
 [ "$(grep -n "word alignment" "$WORK/word" | cut -d: -f1)" = $(($(grep -n "Silero ONNX smoke" "$WORK/word" | cut -d: -f1) + 1)) ] ||
   fail "word alignment line out of order"
-last "$WORK/word" "Validation failed: 1 failure(s), $NW warning(s)."
+last "$WORK/word" "Validation passed for word mode with $NW warning(s)."
 run_doc 0 "$WORK/seg" --mode=segment --vad-weights "$W"
 cmp -s "$WORK/seg" "$WORK/default" || fail "--mode=segment differs from the default"
-pass "word mode: an honest FAIL until the aligner lands"
+pass "word mode: the CTC and romanisation smokes run"
 
 FF="libavformat $(pkg-config --modversion libavformat), libavcodec $(pkg-config --modversion libavcodec), libswresample $(pkg-config --modversion libswresample)"
 SF="libsndfile-$(pkg-config --modversion sndfile), libsamplerate-$(pkg-config --modversion samplerate)"

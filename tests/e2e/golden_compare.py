@@ -27,6 +27,9 @@ IGNORED = {
     "models.vad.implementation": "the Silero executor of each implementation",
     "models.vad.version": "package version",
     "models.asr.id": "a local model directory: each run's own absolute path",
+    "models.aligner.kernel": "the Viterbi implementation of each (torchaudio's forced_align vs ours)",
+    "models.aligner.utility_package": "the text-utility package of each implementation",
+    "models.aligner.romanizer": "uroman itself vs our table generated from uroman 1.3.1.1",
     # state files
     "payload.generation_id": "random per output generation",
     "payload.asr_contract_key": "fingerprints the implementation's own files (PRODUCT-DETAILS 3.6)",

@@ -54,10 +54,10 @@ fi
 
 # ---- item 2: FIFOs as inputs -----------------------------------------------
 mkfifo "$tmp/f.wav"
-run "item 2: vad on a FIFO" 20 "$B/cohere-transcribe-vad" --mode none "$tmp/f.wav" &&
+run "item 2: vad on a FIFO" 60 "$B/cohere-transcribe-vad" --mode none "$tmp/f.wav" &&
   { [ "$rc" = 1 ] && grep -q "not a regular file (FIFO)" "$tmp/err" && ok "item 2: vad refuses a FIFO" ||
     bad "item 2: vad on a FIFO: rc $rc: $(cat "$tmp/err")"; }
-run "item 2: inspect on a FIFO" 20 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/x.st" "$tmp/f.wav" &&
+run "item 2: inspect on a FIFO" 60 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/x.st" "$tmp/f.wav" &&
   { [ "$rc" = 1 ] && grep -q "not a regular file (FIFO)" "$tmp/err" && ok "item 2: inspect refuses a FIFO clip" ||
     bad "item 2: inspect on a FIFO: rc $rc: $(cat "$tmp/err")"; }
 mkdir "$tmp/m"
@@ -65,10 +65,10 @@ cp "$T"/* "$tmp/m/"
 for f in model.safetensors config.json tokenizer.json; do
   rm "$tmp/m/$f"
   mkfifo "$tmp/m/$f"
-  run "item 2: inspect with $f a FIFO" 20 "$B/cohere-transcribe-inspect" --model "$tmp/m" --out "$tmp/x.st" "$A" &&
+  run "item 2: inspect with $f a FIFO" 60 "$B/cohere-transcribe-inspect" --model "$tmp/m" --out "$tmp/x.st" "$A" &&
     { [ "$rc" = 1 ] && grep -q "$f: not a regular file (FIFO)" "$tmp/err" && ok "item 2: inspect refuses $f as a FIFO" ||
       bad "item 2: inspect with $f a FIFO: rc $rc: $(cat "$tmp/err")"; }
-  run "item 2: convert with $f a FIFO" 20 "$B/cohere-transcribe-convert" "$tmp/m" "$tmp/m.gguf" &&
+  run "item 2: convert with $f a FIFO" 60 "$B/cohere-transcribe-convert" "$tmp/m" "$tmp/m.gguf" &&
     { [ "$rc" = 1 ] && grep -q "$f: not a regular file (FIFO)" "$tmp/err" && ok "item 2: convert refuses $f as a FIFO" ||
       bad "item 2: convert with $f a FIFO: rc $rc: $(cat "$tmp/err")"; }
   rm "$tmp/m/$f"
@@ -81,10 +81,10 @@ nodes=("$tmp/out.fifo")
 if mknod "$tmp/mynull" c 1 3 2> /dev/null; then nodes+=("$tmp/mynull"); else echo "skip: mknod (not root)"; fi
 for n in "${nodes[@]}"; do
   kind=$(stat -c %F "$n")
-  run "item 1: convert to $kind" 60 "$B/cohere-transcribe-convert" "$T" "$n" &&
+  run "item 1: convert to $kind" 300 "$B/cohere-transcribe-convert" "$T" "$n" &&
     { [ "$rc" = 1 ] && [ "$(stat -c %F "$n")" = "$kind" ] && grep -q "refusing to replace" "$tmp/err" &&
         ok "item 1: convert refuses a $kind as OUT" || bad "item 1: convert to a $kind: rc $rc, now $(stat -c %F "$n")"; }
-  run "item 1: inspect --out $kind" 60 "$B/cohere-transcribe-inspect" --model "$T" --out "$n" "$A" &&
+  run "item 1: inspect --out $kind" 300 "$B/cohere-transcribe-inspect" --model "$T" --out "$n" "$A" &&
     { [ "$rc" = 1 ] && [ "$(stat -c %F "$n")" = "$kind" ] && grep -q "refusing to replace" "$tmp/err" &&
         ok "item 1: inspect refuses a $kind as --out" || bad "item 1: inspect --out a $kind: rc $rc, now $(stat -c %F "$n")"; }
 done
@@ -99,7 +99,7 @@ with wave.open(sys.argv[1], "wb") as w:
     w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
     w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.12))) for i in range(100)))
 PY
-run "item 5: inspect on 100 samples" 60 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/short.st" "$tmp/short.wav" "$A" &&
+run "item 5: inspect on 100 samples" 300 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/short.st" "$tmp/short.wav" "$A" &&
   if [ "$rc" = 0 ] && python3 - "$tmp/short.st" <<'PY'
 import json, struct, sys
 b = open(sys.argv[1], "rb").read()
@@ -124,15 +124,15 @@ PY
 
 # ---- item 7: a .gguf model ------------------------------------------------------
 "$B/cohere-transcribe-convert" "$T" "$tmp/tiny.gguf" > /dev/null 2>&1 || bad "item 7: convert failed"
-run "item 7: inspect --model x.gguf" 120 "$B/cohere-transcribe-inspect" --model "$tmp/tiny.gguf" --out "$tmp/g.st" "$A" &&
+run "item 7: inspect --model x.gguf" 300 "$B/cohere-transcribe-inspect" --model "$tmp/tiny.gguf" --out "$tmp/g.st" "$A" &&
   { cp "$tmp/out" "$tmp/gguf.out"; [ "$rc" = 0 ] || bad "item 7: inspect on the GGUF: rc $rc: $(tail -1 "$tmp/err")"; }
-run "item 7: inspect --model dir" 120 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/d.st" "$A" &&
+run "item 7: inspect --model dir" 300 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/d.st" "$A" &&
   { [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/gguf.out" && cmp -s "$tmp/g.st" "$tmp/d.st" &&
       ok "item 7: the GGUF gives the directory's texts and tensors" || bad "item 7: GGUF and directory outputs differ"; }
 
 # ---- item 8: languages ----------------------------------------------------------
 for l in pnc nospeech itn; do
-  run "item 8: --languages $l" 60 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/l.st" --languages $l "$A" &&
+  run "item 8: --languages $l" 300 "$B/cohere-transcribe-inspect" --model "$T" --out "$tmp/l.st" --languages $l "$A" &&
     { [ "$rc" = 1 ] && grep -q "unsupported language \"$l\": the model's languages are af," "$tmp/err" &&
         ok "item 8: '$l' is not a language" || bad "item 8: --languages $l: rc $rc: $(tail -1 "$tmp/err")"; }
 done

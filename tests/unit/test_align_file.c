@@ -157,8 +157,14 @@ static void test_uniform(void **state) {
     ct_align_words_free(w, n);
 }
 
+static void test_smoke(void **state) {
+    (void)state;
+    CT_ASSERT_OK(ct_align_smoke());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smoke),
         cmocka_unit_test(test_uniform),
         cmocka_unit_test(test_from_twin_emissions),
         cmocka_unit_test(test_end_to_end),

@@ -368,6 +368,26 @@ static void test_existing(void **state) {
     assert_int_equal(p.files[1].n_existing, 2);
     assert_int_equal(p.files[2].n_existing, 0);
     ct_plan_free(&p);
+
+    /* many: the first 10 named, the rest counted */
+    mkd("m");
+    char want2[16384] = "Output already exists:";
+    for (int i = 0; i < 12; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "m/f%02d.wav", i);
+        touch(n);
+        snprintf(n, sizeof n, "m/f%02d.txt", i);
+        touch(n);
+        if (i < 10) {
+            size_t w = strlen(want2);
+            snprintf(want2 + w, sizeof want2 - w, "\n  %s", P(n));
+        }
+    }
+    strcat(want2, "\n  ... and 2 more\nUse existing: 'overwrite' or existing: 'skip'.");
+    const char *inm[] = {keep("m")};
+    o.existing = CT_EXISTING_ERROR;
+    CT_ASSERT_STATUS(plan_paths(inm, 1, &o, &p), CT_ERR_INVALID_ARG);
+    assert_string_equal(ct_last_error(), want2);
 }
 
 int main(void) {

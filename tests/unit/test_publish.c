@@ -22,6 +22,7 @@
 
 static char g_dir[4096];
 static ct_bound_dir g_bd;
+static ct_source_snapshot g_snap; /* of the set's source, a.wav */
 
 static int setup(void **state) {
     (void)state;
@@ -38,6 +39,7 @@ static int teardown(void **state) {
     (void)state;
     ct_publish_set_test_hook(NULL, NULL);
     ct_bound_dir_close(&g_bd);
+    ct_source_snapshot_clear(&g_snap);
     ct_test_rmtree(g_dir);
     return 0;
 }
@@ -58,8 +60,6 @@ static const char *const k_old[] = {"old txt\n", "old srt\n", NULL, "old manifes
 static const char *const k_new[] = {"new txt, longer\n", "new srt\n", "new vtt\n", "new manifest\n"};
 #define N_MEMBERS 4
 
-static ct_source_snapshot g_snap;
-
 static void write_old_set(void) {
     ct_test_rmtree(g_dir);
     assert_int_equal(mkdir(g_dir, 0755), 0);
@@ -69,6 +69,7 @@ static void write_old_set(void) {
         if (k_old[i]) ct_test_write_text(g_dir, k_names[i], k_old[i]);
     assert_int_equal(chmod(P("a.txt"), 0640), 0);
     ct_test_write_text(g_dir, "a.wav", "RIFF");
+    ct_source_snapshot_clear(&g_snap);
     CT_ASSERT_OK(ct_source_snapshot_take(P("a.wav"), &g_snap));
 }
 
@@ -535,6 +536,66 @@ static void test_recover_garbage(void **state) {
     CT_ASSERT_ERROR_HAS("two backups");
 }
 
+/* The cheap per-file check: a stat of the set's fixed journal names. */
+static pid_t kill_at(const char *label) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("CT_TEST_COMMIT_PAUSE", label, 1);
+        _exit(publish(NULL) == CT_OK ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(st));
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return pid;
+}
+
+static void test_recover_if_needed(void **state) {
+    (void)state;
+    write_old_set();
+    ct_publish_set_test_hook(NULL, NULL);
+    kill_at("rename:1");
+    ct_recovery rep;
+    CT_ASSERT_OK(ct_publish_recover_if_needed(&g_bd, "a", &rep));
+    assert_int_equal(rep.rolled_back, 1);
+    expect_old_set();
+
+    /* killed before the journal: the set is whole, only garbage is left,
+     * which the cheap check leaves and the folder listing finds */
+    write_old_set();
+    kill_at("backup:2");
+    CT_ASSERT_OK(ct_publish_recover_if_needed(&g_bd, "a", &rep));
+    assert_int_equal(rep.rolled_back + rep.restored + rep.removed_new + rep.cleaned, 0);
+    assert_true(count_entries() > 4);
+    char **v = NULL;
+    size_t n = 0;
+    CT_ASSERT_OK(ct_publish_pending_stems(g_dir, &v, &n));
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0], "a");
+    free(v[0]);
+    free(v);
+    CT_ASSERT_OK(ct_publish_recover(&g_bd, "a", &rep));
+    assert_int_equal(rep.cleaned, 4 + 2); /* 4 temporaries, the backups of a.txt and a.srt */
+    expect_old_set();
+
+    /* a commit refuses to start over an interrupted one's journal */
+    kill_at("barrier");
+    char want[8192];
+    snprintf(want, sizeof want,
+             "Cannot publish %s/.a.cohere-transcribe.manifest.json: the journal "
+             "..a.cohere-transcribe.manifest.json.000000000000000000000000.jnl of an interrupted commit is still "
+             "there (the set must be recovered first)", g_dir);
+    CT_ASSERT_STATUS(publish(NULL), CT_ERR_IO);
+    assert_string_equal(ct_last_error(), want);
+    CT_ASSERT_OK(ct_publish_recover_if_needed(&g_bd, "a", &rep));
+    assert_int_equal(rep.rolled_back, 1);
+    expect_old_set();
+    CT_ASSERT_OK(publish(NULL));
+    expect_new_set();
+}
+
 /* One listing names the stems that need recovery. */
 static void test_pending_stems(void **state) {
     (void)state;
@@ -669,6 +730,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_state_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_stems, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover_if_needed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_at_each_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_at_random_moments, setup, teardown),
     };

@@ -1,6 +1,7 @@
 /* transcribe_args.c — cohere-transcribe's option table (the original's
  * options, order, metavars and help texts, PRODUCT-DETAILS §10.4, plus ours:
- * --device-index, --threads, --vad-weights, --no-punctuation), the parse of
+ * --device-index, --threads, --vad-weights, --no-punctuation, --aligner-model,
+ * --aligner-revision), the parse of
  * argv into ct_transcriber_options, the report of help/version/errors, and a
  * JSON dump of the resolved options for tests. */
 #include "common/transcribe_args.h"
@@ -52,6 +53,7 @@ static const ct_arg_choice FORMATS[] = {
 /* name, short, metavar, help, group, kind, offset, count offset, flag value,
  * choices, n, default, list error, flags */
 #define STR(n, m, h, g, f, d) {n, NULL, m, h, g, CT_ARG_STRING, OFF(f), 0, 0, NULL, 0, d, NULL, 0}
+#define STR_ADD(n, m, h, g, f) {n, NULL, m, h, g, CT_ARG_STRING, OFF(f), 0, 0, NULL, 0, NULL, NULL, CT_ARG_ADDITION}
 #define INT(n, m, h, g, f, d, fl) {n, NULL, m, h, g, CT_ARG_INT, OFF(f), 0, 0, NULL, 0, d, NULL, fl}
 #define FLT(n, m, h, g, f, d, fl) {n, NULL, m, h, g, CT_ARG_FLOAT, OFF(f), 0, 0, NULL, 0, d, NULL, fl}
 #define CHO(n, m, h, g, f, c, d) {n, NULL, m, h, g, CT_ARG_CHOICE, OFF(f), 0, 0, c, NCH(c), d, NULL, 0}
@@ -137,6 +139,9 @@ static const ct_arg_option OPTIONS[] = {
     INT("--align-batch-size", "COUNT", "Maximum alignment windows per batch.", G_ALN, align_batch_size, "4",
         0),
     CHO("--align-dtype", "DTYPE", "Alignment precision.", G_ALN, align_dtype, ALIGN_DTYPE, "fp32"),
+    STR_ADD("--aligner-model", "MODEL", "Word aligner: Hub repository or local folder (CC-BY-NC-4.0 default).",
+            G_ALN, aligner_model),
+    STR_ADD("--aligner-revision", "REVISION", "Word aligner commit, tag, or branch.", G_ALN, aligner_revision),
     INT("--max-chars", "COUNT", "Target subtitle cue length.", G_ALN, max_chars, "80", 0),
     FLT("--max-cue-dur", "SECONDS", "Target subtitle cue duration.", G_ALN, max_cue_dur, "6.0", 0),
     FLT("--max-gap", "SECONDS", "Maximum inter-word cue gap.", G_ALN, max_gap, "0.6", 0),

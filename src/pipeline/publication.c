@@ -276,7 +276,36 @@ static ct_status decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     return s;
 }
 
-ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action) { return decide(p, fi, action); }
+/* Planning's decision sees a set as it is on disk; where the folder listing
+ * found what a killed commit left, resolve it first (under the lock, as the
+ * claim does), or a set about to be skipped would keep those entries, and
+ * one whose renames were all done before the kill would be judged on the
+ * new members that recovery then rolls back (issue 12's kill test found
+ * both). A busy lock: its owner is committing the set and resolves it. */
+ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
+    ct_pipe_file *pf = p->plan ? &p->plan->files[fi] : NULL;
+    if (p->t->o.publish && pf && pf->leftovers && !pf->lock) {
+        const ct_planned_file *pl = &p->plan->plan.files[fi];
+        ct_output_lock *lock = NULL;
+        if (ct_output_lock_acquire(pl->parent, pl->stem, &lock) == CT_OK) {
+            ct_bound_dir d = {.fd = -1};
+            ct_recovery rec;
+            ct_status s = ct_bound_dir_open(pl->parent, &d);
+            if (s == CT_OK) s = ct_bound_dir_expect(&d, pl->parent_dev, pl->parent_ino);
+            if (s == CT_OK) s = ct_publish_recover(&d, pl->stem, &rec);
+            ct_bound_dir_close(&d);
+            ct_output_lock_release(lock);
+            if (s != CT_OK) { /* the file's error, as its claim would report it */
+                ct_pipe_fail_file(p, fi, s, ct_last_error());
+                *action = CT_PIPE_DONE;
+                return CT_OK;
+            }
+            pf->leftovers = 0;
+        }
+        ct_error_clear();
+    }
+    return decide(p, fi, action);
+}
 
 ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     struct ct_pipe_plan *pp = p->plan;

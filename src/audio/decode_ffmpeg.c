@@ -3,6 +3,7 @@
  * as a protocol URL, nested opens such as playlists are refused), libavcodec
  * decodes it (send/receive with a flush at EOF), libswresample averages the
  * channels and resamples to 16 kHz float32. FFmpeg's log goes to ct_log. */
+#ifdef CT_HAVE_FFMPEG
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/channel_layout.h>
@@ -475,3 +476,5 @@ const char *ct_audio_ffmpeg_describe(char *buf, size_t cap) {
     snprintf(buf, cap, "%s, %s, %s", a, b, c);
     return buf;
 }
+
+#endif /* CT_HAVE_FFMPEG (else decode_ffmpeg_absent.c) */

@@ -2,6 +2,7 @@
  * local vs Hub like the original, knows which files a checkpoint needs, and
  * refuses quantized checkpoints and adapters before the large downloads. The
  * transfer itself is hub.c's. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -297,8 +298,15 @@ static ct_status fetch_weights(ct_hub *h, const char *repo, const ct_hub_revisio
     return st;
 }
 
+/* What a kind of repository must hold (the ASR model, the word aligner):
+ * the check of a complete snapshot folder and the fetch of its files. */
+typedef struct repo_kind {
+    ct_status (*check)(const char *dir);
+    ct_status (*fetch)(ct_hub *h, const char *repo, const ct_hub_revision *rev);
+} repo_kind;
+
 static ct_status resolve_hub(const char *repo, const char *revision, const ct_hub_options *opts,
-                             ct_model_ref *out) {
+                             const repo_kind *kind, ct_model_ref *out) {
     ct_hub *h;
     CT_TRY(ct_hub_create(opts, &h));
     ct_status st = CT_OK;
@@ -307,7 +315,7 @@ static ct_status resolve_hub(const char *repo, const char *revision, const ct_hu
     /* a commit whose snapshot is complete needs no network (and no token) */
     if (ct_hub_is_commit(revision)) {
         st = ct_hub_snapshot_path(h, repo, revision, &snap);
-        if (st == CT_OK && ct_fs_is_dir(snap) && ct_model_check_dir(snap) == CT_OK) {
+        if (st == CT_OK && ct_fs_is_dir(snap) && kind->check(snap) == CT_OK) {
             out->from_cache = 1;
             goto found;
         }
@@ -321,16 +329,16 @@ static ct_status resolve_hub(const char *repo, const char *revision, const ct_hu
     if (st != CT_OK) goto done;
     if (rev->from_cache) {
         out->from_cache = 1;
-        st = ct_model_check_dir(snap);
+        st = kind->check(snap);
         if (st != CT_OK) {
             ct_fail_wrap(st, "%s@%s: the cached snapshot is incomplete and the Hub is %s", repo,
                          rev->commit, ct_hub_is_offline(h) ? "offline (HF_HUB_OFFLINE)" : "unreachable");
             goto done;
         }
     } else {
-        st = fetch_model(h, repo, rev);
+        st = kind->fetch(h, repo, rev);
         if (st != CT_OK) goto done;
-        st = ct_model_check_dir(snap);
+        st = kind->check(snap);
         if (st != CT_OK) goto done;
     }
 found:
@@ -347,6 +355,27 @@ done:
     return st;
 }
 
+/* A local folder (or file) spec: its realpath, checked when a folder. */
+static ct_status resolve_local(const char *spec, ct_status (*check)(const char *dir), ct_model_ref *out) {
+    char *exp = expand_home(spec);
+    char *real = exp ? realpath(exp, NULL) : NULL;
+    free(exp);
+    if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
+    if (ct_fs_is_dir(real)) {
+        ct_status st = check(real);
+        if (st != CT_OK) {
+            free(real);
+            return st;
+        }
+    }
+    out->is_local = 1;
+    out->id = strdup(spec);
+    out->dir = real;
+    return out->id ? CT_OK : ct_fail(CT_ERR_OOM, "out of memory");
+}
+
+static const repo_kind k_model = {ct_model_check_dir, fetch_model};
+
 ct_status ct_model_resolve_ref(const char *spec, const char *revision, const ct_hub_options *opts,
                                ct_model_ref *out) {
     memset(out, 0, sizeof *out);
@@ -354,29 +383,14 @@ ct_status ct_model_resolve_ref(const char *spec, const char *revision, const ct_
     int local;
     CT_TRY(ct_model_spec_kind(spec, &local));
     if (revision && !*revision) revision = NULL;
-    ct_status st;
     if (local) {
         if (revision)
             return ct_fail(CT_ERR_INVALID_ARG,
                            "--model-revision cannot be used with a local model directory");
-        char *exp = expand_home(spec);
-        char *real = exp ? realpath(exp, NULL) : NULL;
-        free(exp);
-        if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
-        if (ct_fs_is_dir(real)) {
-            st = ct_model_check_dir(real);
-            if (st != CT_OK) {
-                free(real);
-                return st;
-            }
-        }
-        out->is_local = 1;
-        out->id = strdup(spec);
-        out->dir = real;
-        return out->id ? CT_OK : ct_fail(CT_ERR_OOM, "out of memory");
+        return resolve_local(spec, ct_model_check_dir, out);
     }
     if (!revision) revision = strcmp(spec, CT_DEFAULT_MODEL) == 0 ? CT_DEFAULT_MODEL_COMMIT : "main";
-    st = resolve_hub(spec, revision, opts, out);
+    ct_status st = resolve_hub(spec, revision, opts, &k_model, out);
     if (st != CT_OK) ct_model_ref_clear(out);
     return st;
 }
@@ -488,13 +502,30 @@ static int exe_dir(char *buf, size_t cap) {
     return 1;
 }
 
+/* The folder of the object holding this code: the shared library when a
+ * program links libcohere_transcribe.so, else the executable itself. */
+static int code_dir(char *buf, size_t cap) {
+    Dl_info info;
+    if (!dladdr((void *)&code_dir, &info) || !info.dli_fname || !strchr(info.dli_fname, '/')) return 0;
+    char *real = realpath(info.dli_fname, NULL);
+    if (!real) return 0;
+    char *slash = strrchr(real, '/');
+    *slash = 0;
+    int ok = (size_t)snprintf(buf, cap, "%s", real[0] ? real : "/") < cap;
+    free(real);
+    return ok;
+}
+
 ct_status ct_silero_default_path(char *buf, size_t cap) {
     if (!buf || cap == 0) return ct_fail(CT_ERR_INVALID_ARG, "ct_silero_default_path: no buffer");
     buf[0] = 0;
-    char cand[3][PATH_MAX];
+    char cand[4][PATH_MAX];
     int n = 0;
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], lib[PATH_MAX];
     int have_exe = exe_dir(dir, sizeof dir);
+    /* a program using the installed library: <prefix>/lib/../share/cohere-transcribe/ */
+    if (code_dir(lib, sizeof lib) && (!have_exe || strcmp(lib, dir) != 0))
+        snprintf(cand[n++], PATH_MAX, "%s/../share/cohere-transcribe/%s", lib, CT_SILERO_WEIGHTS_FILE);
     /* an installed binary: <prefix>/bin/../share/cohere-transcribe/ (a moved prefix still works) */
     if (have_exe)
         snprintf(cand[n++], PATH_MAX, "%s/../share/cohere-transcribe/%s", dir, CT_SILERO_WEIGHTS_FILE);
@@ -512,10 +543,11 @@ ct_status ct_silero_default_path(char *buf, size_t cap) {
         return CT_OK;
     }
     snprintf(buf, cap, "%s", cand[0]);
-    if (n == 3)
-        return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s, %s or %s", CT_SILERO_WEIGHTS_FILE, cand[0], cand[1],
-                       cand[2]);
-    return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, cand[0]);
+    char list[4 * PATH_MAX + 16];
+    size_t w = 0;
+    for (int i = 0; i < n; i++)
+        w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", cand[i]);
+    return ct_fail(CT_ERR_NOT_FOUND, "no %s at %s", CT_SILERO_WEIGHTS_FILE, list);
 }
 
 /* ---- the word aligner ------------------------------------------------------ */
@@ -526,6 +558,19 @@ static ct_status aligner_check_dir(const char *dir) {
     return check_weights(dir);
 }
 
+static ct_status fetch_aligner(ct_hub *h, const char *repo, const ct_hub_revision *rev) {
+    static const char *const files[] = {"config.json", "vocab.json"};
+    for (size_t i = 0; i < 2; i++) {
+        char *p = NULL;
+        ct_status st = fetch_one(h, repo, rev, files[i], &p);
+        free(p);
+        CT_TRY(st);
+    }
+    return fetch_weights(h, repo, rev);
+}
+
+static const repo_kind k_aligner = {aligner_check_dir, fetch_aligner};
+
 ct_status ct_aligner_resolve_ref(const char *spec, const char *revision, const ct_hub_options *opts,
                                  ct_model_ref *out) {
     memset(out, 0, sizeof *out);
@@ -535,61 +580,10 @@ ct_status ct_aligner_resolve_ref(const char *spec, const char *revision, const c
     if (revision && !*revision) revision = NULL;
     if (local) {
         if (revision) return ct_fail(CT_ERR_INVALID_ARG, "an aligner revision cannot be used with a local directory");
-        char *exp = expand_home(spec);
-        char *real = exp ? realpath(exp, NULL) : NULL;
-        free(exp);
-        if (!real) return ct_fail(CT_ERR_IO, "%s: %s", spec, strerror(errno));
-        ct_status st = aligner_check_dir(real);
-        if (st != CT_OK) {
-            free(real);
-            return st;
-        }
-        out->is_local = 1;
-        out->id = strdup(spec);
-        out->dir = real;
-        return out->id ? CT_OK : ct_fail(CT_ERR_OOM, "out of memory");
+        return resolve_local(spec, aligner_check_dir, out);
     }
     if (!revision) revision = strcmp(spec, CT_DEFAULT_ALIGNER) == 0 ? CT_DEFAULT_ALIGNER_COMMIT : "main";
-    ct_hub *h;
-    CT_TRY(ct_hub_create(opts, &h));
-    ct_hub_revision *rev = NULL;
-    char *snap = NULL, *p = NULL;
-    ct_status st = CT_OK;
-    /* a pinned commit whose snapshot is complete needs no network */
-    if (ct_hub_is_commit(revision) && ct_hub_snapshot_path(h, spec, revision, &snap) == CT_OK && ct_fs_is_dir(snap) &&
-        aligner_check_dir(snap) == CT_OK) {
-        out->from_cache = 1;
-        goto found;
-    }
-    ct_error_clear();
-    free(snap);
-    snap = NULL;
-    if ((st = ct_hub_resolve_revision(h, spec, revision, &rev)) != CT_OK) goto done;
-    if ((st = ct_hub_snapshot_path(h, spec, rev->commit, &snap)) != CT_OK) goto done;
-    if (!rev->from_cache) {
-        static const char *const files[] = {"config.json", "vocab.json"};
-        for (size_t i = 0; i < 2 && st == CT_OK; i++) {
-            st = fetch_one(h, spec, rev, files[i], &p);
-            free(p);
-            p = NULL;
-        }
-        if (st == CT_OK) st = fetch_weights(h, spec, rev);
-        if (st != CT_OK) goto done;
-    } else {
-        out->from_cache = 1;
-    }
-    if ((st = aligner_check_dir(snap)) != CT_OK) goto done;
-found:
-    out->is_local = 0;
-    out->id = strdup(spec);
-    out->revision = strdup(rev ? rev->commit : revision);
-    out->dir = snap;
-    snap = NULL;
-    if (!out->id || !out->revision) st = ct_fail(CT_ERR_OOM, "out of memory");
-done:
-    free(snap);
-    ct_hub_revision_free(rev);
-    ct_hub_free(h);
+    ct_status st = resolve_hub(spec, revision, opts, &k_aligner, out);
     if (st != CT_OK) {
         ct_fail_wrap(st, "word aligner %s@%s", spec, revision);
         ct_model_ref_clear(out);

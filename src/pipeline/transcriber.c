@@ -126,6 +126,15 @@ ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev
     if (d == CT_DEVICE_MPS) return ct_fail(CT_ERR_UNSUPPORTED, "device mps is not supported: use cpu or cuda");
     if (d == CT_DEVICE_AUTO) d = ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA : CT_DEVICE_CPU;
     ct_error_clear();
+    /* asked for by name: refused now, before any file is looked at */
+    if (d == CT_DEVICE_CUDA && o->device == CT_DEVICE_CUDA) {
+        ct_precision p = ct_options_dtype(o, d, 1);
+        ct_status s = ct_asr_device_check("cuda", p == CT_PRECISION_FP16 ? CT_DTYPE_F16 : p == CT_PRECISION_FP32
+                                                                                     ? CT_DTYPE_F32 : CT_DTYPE_BF16);
+        if (s != CT_OK)
+            return ct_fail_wrap(s, "%s cuda was requested, but CUDA is not available to the native runtime",
+                                o->cli_option_names ? "--device" : "device");
+    }
     /* the GPU engine computes in bf16, which every device it supports has (sm_90) */
     CT_TRY(ct_options_check_device(o, d, 1));
     *dev = d, *prec = ct_options_dtype(o, d, 1);
@@ -153,13 +162,25 @@ void ct_pipe_model_identity(const ct_transcriber_options *o, const char **id, co
     if (!*rev && !strcmp(*id, CT_DEFAULT_MODEL)) *rev = CT_DEFAULT_MODEL_COMMIT;
 }
 
+/* The model's folder: a local directory checked, or a Hub snapshot fetched
+ * into the cache. Done before any decoding, so that a missing model, one
+ * without tokenizer.json, a quantized checkpoint or an adapter is a clear
+ * error before work starts; the weights load later (session_open). */
+static ct_status session_resolve(ct_pipe *p) {
+    ct_transcriber *t = p->t;
+    if (t->model.dir) return CT_OK;
+    ct_status s = ct_model_resolve_ref(t->o.model, t->o.model_revision, NULL, &t->model);
+    if (s != CT_OK) return ct_fail_wrap(s, "model %s", t->o.model ? t->o.model : CT_DEFAULT_MODEL);
+    return CT_OK;
+}
+
 static ct_status session_open(ct_pipe *p) {
     ct_transcriber *t = p->t;
     if (t->asr) return CT_OK;
     ct_breaker_reset(&t->breaker);
+    CT_TRY(session_resolve(p));
     double t0 = ct_now();
-    ct_status s = ct_model_resolve_ref(t->o.model, t->o.model_revision, NULL, &t->model);
-    if (s != CT_OK) return ct_fail_wrap(s, "model %s", t->o.model ? t->o.model : CT_DEFAULT_MODEL);
+    ct_status s;
     if (p->device == CT_DEVICE_CUDA) CT_TRY(ct_asr_device_check("cuda", weight_dtype(p->dtype)));
     ct_asr_options ao = ct_asr_default_options();
     ao.device = device_name(p->device);
@@ -500,7 +521,11 @@ static int admit(void *user, size_t index) { /* prep.h's hook: the set's lock be
  * PCM cap, so the prep pool keeps preparing the next group meanwhile. */
 ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     if (!n) return CT_OK;
+    CT_TRY(session_resolve(p));
     CT_TRY(silero_open(p));
+    /* word timing needs the aligner for every file: a missing or unreachable
+     * one fails the run here, before any decoding, not file by file */
+    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) CT_TRY(aligner_open(p));
     ct_prep_options po = prep_options(p);
     admit_ctx actx = {p, todo};
     po.admit = admit, po.admit_user = &actx;

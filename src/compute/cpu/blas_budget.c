@@ -89,9 +89,13 @@ int ct_blas_startup_threads(char *why, size_t cap) {
 }
 
 ct_status ct_blas_reserve(int callers) {
+    /* Without a limit a mapping does not fail for want of address space:
+     * nothing to do (and nothing taken from OpenBLAS's table of buffers,
+     * which is finite: 2 x its thread limit). */
+    if (ct_blas_address_space_left() == SIZE_MAX) return CT_OK;
     if (callers < 1) callers = 1;
-    if (callers > 256) callers = 256;
-    void *held[256];
+    if (callers > 64) callers = 64;
+    void *held[64];
     int n = 0;
     ct_status s = CT_OK;
     for (; n < callers; n++) {

@@ -36,7 +36,8 @@ int ct_blas_startup_threads(char *why, size_t cap);
 /* Make sure `callers` threads can call cblas at once without OpenBLAS
  * mapping anything new: takes that many buffers (mapping those missing,
  * each only after checking it fits) and gives them back to OpenBLAS's pool.
- * CT_ERR_OOM "address-space limit (ulimit -v) ..." when they do not fit. */
+ * CT_ERR_OOM "address-space limit (ulimit -v) ..." when they do not fit.
+ * A no-op without a limit; at most 64 callers are reserved for. */
 ct_status ct_blas_reserve(int callers);
 
 #endif

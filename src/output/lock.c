@@ -169,7 +169,13 @@ ct_status ct_output_lock_acquire(const char *parent, const char *stem, ct_output
     l->fd = l->dir_fd = -1;
     const char *sep = strcmp(parent, "/") ? "/" : "";
     if (asprintf(&l->identity, "%s%s%s", parent, sep, stem) < 0) l->identity = NULL;
-    ct_status s = l->identity ? ct_output_lock_name(l->identity, l->name) : ct_fail(CT_ERR_OOM, "output lock: out of memory");
+    /* The file is named after the stem only, not the identity (the gem
+     * hashes "<canonical parent>/<stem>"): the lock folder already lies in
+     * the parent, and a path-free name makes every route to that folder (a
+     * bind mount, another machine's mount point of a shared filesystem)
+     * reach the same lock file, where a path-based name would give each
+     * route its own lock (docs/DURABILITY.md §6). */
+    ct_status s = l->identity ? ct_output_lock_name(stem, l->name) : ct_fail(CT_ERR_OOM, "output lock: out of memory");
     if (s == CT_OK && asprintf(&l->path, "%s%s%s/%s", parent, sep, LOCK_DIR, l->name) < 0) {
         l->path = NULL;
         s = ct_fail(CT_ERR_OOM, "output lock: out of memory");

@@ -1,7 +1,8 @@
 /* lock.h — one exclusive lock per output set, beside the outputs
  * (PRODUCT-DETAILS §4.5, the gem's 0.1.3 canonical lock):
- * "<parent>/.cohere-transcribe-locks/<sha256(lowercase identity)>.lock",
- * identity "<canonical parent>/<stem>". Open file description (OFD) fcntl
+ * "<parent>/.cohere-transcribe-locks/<sha256(lowercase stem)>.lock" (the
+ * gem hashes the identity "<canonical parent>/<stem>"; ours is the same file
+ * through every path to the parent: docs/DURABILITY.md §6). Open file description (OFD) fcntl
  * write locks, never blocking; the reasoning (what NFS, Lustre and CephFS
  * honour) is in docs/DURABILITY.md. Lock files are never deleted.
  *

@@ -30,9 +30,40 @@ void ct_publish_set_test_hook(ct_publish_hook_fn fn, void *user) {
     g_hook_user = user;
 }
 
+/* CT_TEST_COMMIT_FAIL=<op>:<n>=<errno> (a test hook, publish.h): the n-th
+ * call (from 1, counted over the whole process) of <op> fails once with
+ * <errno> without being made, so a shell test can break every step of the
+ * commits of a full run. Parsed on first use; unknown specs do nothing. */
+static int env_fail(ct_publish_op op) {
+    static int parsed, want_op = -1, err;
+    static long nth, seen;
+    if (!parsed) {
+        parsed = 1;
+        static const char *const ops[] = {"step", "open", "write", "fsync", "close", "fchmod", "link", "rename",
+                                          "unlink", "dirsync"};
+        static const struct { const char *name; int e; } errs[] = {
+            {"ENOSPC", ENOSPC}, {"EIO", EIO}, {"EROFS", EROFS}, {"EACCES", EACCES}, {"EDQUOT", EDQUOT}};
+        const char *spec = getenv("CT_TEST_COMMIT_FAIL");
+        const char *colon = spec ? strchr(spec, ':') : NULL, *eq = colon ? strchr(colon, '=') : NULL;
+        if (!eq) return 0;
+        for (int i = 1; i < (int)(sizeof ops / sizeof ops[0]); i++)
+            if (strlen(ops[i]) == (size_t)(colon - spec) && strncmp(spec, ops[i], (size_t)(colon - spec)) == 0) want_op = i;
+        nth = strtol(colon + 1, NULL, 10);
+        for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+            if (strcmp(eq + 1, errs[i].name) == 0) err = errs[i].e;
+        if (!err || nth < 1) want_op = -1;
+    }
+    if ((int)op != want_op || ++seen != nth) return 0;
+    return err;
+}
+
 /* 0: go ahead; -1 with errno: the test hook fails this call. */
 static int hooked(ct_publish_op op, const char *entry) {
-    if (!g_hook) return 0;
+    if (!g_hook) {
+        int e = op == CT_PUB_OP_STEP ? 0 : env_fail(op);
+        if (e) errno = e;
+        return e ? -1 : 0;
+    }
     int e = g_hook(g_hook_user, op, entry);
     if (e == 0 || op == CT_PUB_OP_STEP) return 0;
     errno = e;

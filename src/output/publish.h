@@ -125,7 +125,11 @@ ct_status ct_publish_pending_stems(const char *dir_path, char ***stems, size_t *
  * Environment hook, for kill tests of whole runs: CT_TEST_COMMIT_PAUSE=
  * <label>[,<label>...] (or "*") makes the process stop itself (SIGSTOP)
  * at those step points; with CT_TEST_COMMIT_PAUSE_MS=<ms> it sleeps that
- * long instead. */
+ * long instead. CT_TEST_COMMIT_FAIL=<op>:<n>=<errno> (op: open, write,
+ * fsync, close, fchmod, link, rename, unlink, dirsync; errno: ENOSPC, EIO,
+ * EROFS, EACCES, EDQUOT) fails the n-th such call of the process once, for
+ * fault-injection tests of whole runs (tests/e2e/durability_faults.sh);
+ * ignored while a ct_publish_set_test_hook is set. */
 typedef enum ct_publish_op {
     CT_PUB_OP_STEP = 0,
     CT_PUB_OP_OPEN,

@@ -101,6 +101,11 @@ ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action);
 /* When the file's turn comes: take the set's lock and decide again under it
  * (held until the file is published or failed). */
 ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action);
+/* The prep pool's admit hook for file fi (a worker thread, before the
+ * decode): takes the set's lock early; nonzero = do not decode (another
+ * process holds the set, or published it since planning). The claim then
+ * settles the file as usual. */
+int ct_pipe_admit(ct_pipe *p, size_t fi);
 void ct_pipe_plan_free(ct_pipe *p);
 /* The implementation object of transcripts and profiles (new reference),
  * and the planned profile path. */

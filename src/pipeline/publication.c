@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fs.h"
@@ -31,6 +32,10 @@ typedef struct ct_pipe_file {
     ct_source_snapshot src; /* taken when the file was decided */
     int have_src;
     ct_output_lock *lock;   /* held from the decision to the commit */
+    /* the manifest as the last decision saw it, so that the admit hook can
+     * tell a set another process published since (ct_pipe_admit) */
+    int man_seen;
+    struct stat man_st;
     int leftovers;          /* its folder holds what a killed commit of this set left */
 } ct_pipe_file;
 
@@ -223,6 +228,7 @@ static ct_status decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     CT_TRY(open_parent(pl, &dfd));
     char reason[CT_REASON_MAX] = "";
     int ok = 0;
+    pf->man_seen = fstatat(dfd, pl->manifest_name, &pf->man_st, AT_SYMLINK_NOFOLLOW) == 0;
     if (o->existing == CT_EXISTING_SKIP) {
         int all = 1;
         for (int k = 0; k < pl->n_outputs; k++)
@@ -270,7 +276,36 @@ static ct_status decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     return s;
 }
 
-ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action) { return decide(p, fi, action); }
+/* Planning's decision sees a set as it is on disk; where the folder listing
+ * found what a killed commit left, resolve it first (under the lock, as the
+ * claim does), or a set about to be skipped would keep those entries, and
+ * one whose renames were all done before the kill would be judged on the
+ * new members that recovery then rolls back (issue 12's kill test found
+ * both). A busy lock: its owner is committing the set and resolves it. */
+ct_status ct_pipe_decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
+    ct_pipe_file *pf = p->plan ? &p->plan->files[fi] : NULL;
+    if (p->t->o.publish && pf && pf->leftovers && !pf->lock) {
+        const ct_planned_file *pl = &p->plan->plan.files[fi];
+        ct_output_lock *lock = NULL;
+        if (ct_output_lock_acquire(pl->parent, pl->stem, &lock) == CT_OK) {
+            ct_bound_dir d = {.fd = -1};
+            ct_recovery rec;
+            ct_status s = ct_bound_dir_open(pl->parent, &d);
+            if (s == CT_OK) s = ct_bound_dir_expect(&d, pl->parent_dev, pl->parent_ino);
+            if (s == CT_OK) s = ct_publish_recover(&d, pl->stem, &rec);
+            ct_bound_dir_close(&d);
+            ct_output_lock_release(lock);
+            if (s != CT_OK) { /* the file's error, as its claim would report it */
+                ct_pipe_fail_file(p, fi, s, ct_last_error());
+                *action = CT_PIPE_DONE;
+                return CT_OK;
+            }
+            pf->leftovers = 0;
+        }
+        ct_error_clear();
+    }
+    return decide(p, fi, action);
+}
 
 ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     struct ct_pipe_plan *pp = p->plan;
@@ -317,6 +352,33 @@ ct_status ct_pipe_claim(ct_pipe *p, size_t fi, ct_pipe_action *action) {
     return s;
 }
 
+/* Issue 12: several processes on one corpus must not each decode every file
+ * (the prep pool decodes ahead of the claim). Taking the lock at admission
+ * makes the lock's owner the only decoder; a set whose manifest was
+ * replaced since the decision was published by another process meanwhile,
+ * and its claim will find it verified without a decode. Only file fi's
+ * entries are touched: the consumer reads them once the item is posted. */
+int ct_pipe_admit(ct_pipe *p, size_t fi) {
+    if (!p->t->o.publish) return 0;
+    const ct_planned_file *pl = &p->plan->plan.files[fi];
+    ct_pipe_file *pf = &p->plan->files[fi];
+    if (!pf->lock) {
+        ct_status s = ct_output_lock_acquire(pl->parent, pl->stem, &pf->lock);
+        if (s != CT_OK) {
+            pf->lock = NULL;
+            return s == CT_ERR_BUSY; /* the claim reports it, or the error */
+        }
+    }
+    char path[8192];
+    struct stat st;
+    int n = snprintf(path, sizeof path, "%s/%s", pl->parent, pl->manifest_name);
+    if (n < 0 || (size_t)n >= sizeof path) return 0;
+    int seen = lstat(path, &st) == 0;
+    if (seen != pf->man_seen) return seen;
+    return seen && (st.st_ino != pf->man_st.st_ino || st.st_dev != pf->man_st.st_dev ||
+                    st.st_ctim.tv_sec != pf->man_st.st_ctim.tv_sec || st.st_ctim.tv_nsec != pf->man_st.st_ctim.tv_nsec);
+}
+
 /* Words, cues and the file's text, for a record just decoded or restored. */
 ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi) {
     const ct_transcriber_options *o = &p->t->o;
@@ -358,6 +420,7 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     ct_bound_dir dir = {.fd = -1};
     ct_status s = ct_bound_dir_open(pl->parent, &dir);
     if (s == CT_OK) s = ct_bound_dir_expect(&dir, pl->parent_dev, pl->parent_ino);
+    int leftovers = 0; /* committed, but its cleanup failed */
     json_t *payload = NULL;
     ct_jbuf bytes[CT_FORMAT_COUNT + 1];
     memset(bytes, 0, sizeof bytes);
@@ -395,6 +458,7 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     if (s != CT_OK && committed) { /* the new set is in place; only cleanup failed: published, and said */
         ct_log(CT_LOG_WARN, "%s: %s", f->path, ct_last_error());
         s = CT_OK;
+        leftovers = 1;
     }
     if (s != CT_OK) goto done;
     f->outputs = calloc((size_t)n, sizeof *f->outputs);
@@ -405,6 +469,19 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     for (int k = 0; k < n; k++)
         if ((f->outputs[k] = strdup(pl->output_paths[k]))) f->n_outputs++;
 done:
+    if ((s != CT_OK || leftovers) && dir.fd >= 0 && pf->lock) {
+        /* A commit that failed after its commit point (cleanup), or whose
+         * rollback was incomplete, leaves entries that only recovery
+         * removes; run it now, still under the set's lock, so that the run
+         * leaves no temporary, backup, marker or journal behind (issue 12).
+         * Best effort: if it fails too, the next run's claim retries. The
+         * commit's own error is the one reported. */
+        char keep[2048];
+        snprintf(keep, sizeof keep, "%s", ct_last_error());
+        ct_recovery rec;
+        (void)ct_publish_recover(&dir, pl->stem, &rec);
+        if (s != CT_OK) ct_fail(s, "%s", keep);
+    }
     ct_bound_dir_close(&dir);
     json_decref(payload);
     for (int k = 0; k <= CT_FORMAT_COUNT; k++) ct_jbuf_free(&bytes[k]);

@@ -506,6 +506,16 @@ static ct_status group_add(ct_pipe *p, group *g, ct_prep_item *it, size_t fi) {
     return CT_OK;
 }
 
+typedef struct {
+    ct_pipe *p;
+    const size_t *todo;
+} admit_ctx;
+
+static int admit(void *user, size_t index) { /* prep.h's hook: the set's lock before the decode */
+    admit_ctx *a = user;
+    return ct_pipe_admit(a->p, a->todo[index]);
+}
+
 /* Decode, segment and transcribe the files todo[0..n) (run indices). Groups
  * close when they hold enough segments for several full batches, or half the
  * PCM cap, so the prep pool keeps preparing the next group meanwhile. */
@@ -517,6 +527,8 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
      * one fails the run here, before any decoding, not file by file */
     if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) CT_TRY(aligner_open(p));
     ct_prep_options po = prep_options(p);
+    admit_ctx actx = {p, todo};
+    po.admit = admit, po.admit_user = &actx;
     const char **paths = malloc(sizeof *paths * n);
     if (!paths) return ct_fail(CT_ERR_OOM, "paths");
     for (size_t i = 0; i < n; i++) paths[i] = p->run->files[todo[i]].path;
@@ -556,6 +568,16 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
             ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
                              (long long)p->run->n_files);
             continue;
+        }
+        if (s == CT_OK && it->not_admitted) {
+            /* declined at admission (another process held or had just
+             * published the set) but ours after all: decode it here */
+            ct_prep_item *mine = NULL;
+            ct_prep_options one = po;
+            one.admit = NULL;
+            s = ct_prep_file(it->path, it->index, &one, p->t->silero, &mine);
+            ct_prep_item_free(it);
+            it = mine;
         }
         if (s != CT_OK) {
             ct_prep_item_free(it);

@@ -102,8 +102,9 @@ static int upgrade(ct_prep *p, size_t i, uint64_t *gen, uint64_t *r) {
 /* Decode and segment file i, admitted with reservation *rp (raised to the
  * cap by an upgrade). Called without mu, returns with mu held. Returns the
  * item to post, or NULL when the file was dropped (cancel or rewind); its
- * reservation is then already released. */
-static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp) {
+ * reservation is then already released. A declined file (the admit hook)
+ * comes back undecoded at once. */
+static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int declined) {
     uint64_t r = *rp;
     const uint64_t cap = p->o.memory_cap_bytes;
     ct_prep_item *it = NULL;
@@ -117,6 +118,18 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp) {
         pthread_cond_broadcast(&p->cv_work);
         pthread_cond_broadcast(&p->cv_done);
         return NULL;
+    }
+    if (declined) { /* the admit hook said no: not decoded (prep.h) */
+        it->not_admitted = 1;
+        pthread_mutex_lock(&p->mu);
+        if (cancelled(p)) {
+            p->held -= r;
+            p->busy--;
+            pthread_cond_broadcast(&p->cv_work);
+            ct_prep_item_free(it);
+            return NULL;
+        }
+        return it;
     }
     double t0 = ct_now();
     s = ct_prep_decode(it->path, &p->o, r, &p->cancel, &it->audio);
@@ -177,7 +190,10 @@ static void *worker(void *arg) {
         note_peaks(p);
         pthread_mutex_unlock(&p->mu);
 
-        uint64_t r = ct_prep_estimate_bytes(p->paths[i], cap);
+        /* the admit hook (prep.h) before anything opens the file: a file
+         * it declines needs no estimate and no reservation */
+        int declined = p->o.admit && p->o.admit(p->o.admit_user, i);
+        uint64_t r = declined ? 0 : ct_prep_estimate_bytes(p->paths[i], cap);
 
         /* Admission strictly in input order: everything holding memory is
          * then an earlier file, which is consumed or finishes without waiting
@@ -195,7 +211,7 @@ static void *worker(void *arg) {
         pthread_cond_broadcast(&p->cv_work);
         pthread_mutex_unlock(&p->mu);
 
-        ct_prep_item *it = prepare(p, i, g, &r); /* returns with mu held */
+        ct_prep_item *it = prepare(p, i, g, &r, declined); /* returns with mu held */
         if (!it) continue;
         /* The decode was capped at the reservation r, so the samples fit in
          * it: swap the reservation for what the file really holds. */

@@ -49,6 +49,14 @@ typedef struct ct_prep_options {
     int vad_batch_size;   /* 16 */
     int vad_block_frames; /* 512 */
     int vad_threads;      /* 0: unset */
+    /* Optional (NULL: every file is decoded). Called by the worker that
+     * admitted file `index`, before decoding it: nonzero leaves the file
+     * undecoded, and its item comes back with not_admitted set (status
+     * CT_OK, no audio). The pipeline takes the output set's lock here, so
+     * that of several processes sharing a corpus only the lock's owner
+     * spends a decode on a file (docs/DURABILITY.md §8). */
+    int (*admit)(void *user, size_t index);
+    void *admit_user;
 } ct_prep_options;
 
 /* workers/lookahead automatic, 4 GiB, backend AUTO, no deadline, VAD
@@ -73,6 +81,7 @@ typedef struct ct_prep_item {
     ct_vad_result vad;  /* segments (empty on error) */
     double decode_seconds, vad_seconds; /* wall time of each stage */
     size_t finish_rank; /* pool only: how many files were posted before this one */
+    int not_admitted;   /* the admit hook declined it: not decoded */
 } ct_prep_item;
 
 void ct_prep_item_free(ct_prep_item *it);

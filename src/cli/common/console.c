@@ -167,6 +167,17 @@ int ct_console_summary(ct_console *c, const ct_run *run, const char *profile_pat
         if (!failed++) fprintf(c->out, "    Failures:\n");
         fprintf(c->out, "    - %s: %s%s\n", ct_file_path(f), status_class(f), ct_file_error(f));
     }
+    /* Files whose output-set lock another process held: that process
+     * publishes them, so they are neither failures nor ours (issue 12: a
+     * yielding process names what it left). They do not change the exit
+     * status: a run whose only unfinished files were left to others is 0. */
+    size_t busy = 0;
+    for (size_t i = 0; i < n; i++) busy += ct_file_get_status(ct_run_file(run, i)) == CT_FILE_BUSY;
+    if (busy) fprintf(c->out, "    Left to another process: %zu file%s\n", busy, busy == 1 ? "" : "s");
+    for (size_t i = 0; i < n && busy; i++) {
+        const ct_file_result *f = ct_run_file(run, i);
+        if (ct_file_get_status(f) == CT_FILE_BUSY) fprintf(c->out, "    - %s: %s\n", ct_file_path(f), ct_file_error(f));
+    }
     for (size_t i = 0; i < ct_run_error_count(run); i++) fprintf(c->out, "    [error] %s\n", ct_run_error(run, i));
     if (profile_path) fprintf(c->out, "    %s\n", profile_path);
     fflush(c->out);

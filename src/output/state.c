@@ -41,6 +41,28 @@ json_t *ct_source_snapshot_json(const ct_source_snapshot *s) {
     return o;
 }
 
+/* A recorded source (payload.source) against a fresh snapshot: the same
+ * file when inode, size, mtime and ctime agree and either the device or the
+ * canonical path does. Not the path alone: through a bind mount one file has
+ * two paths (and two processes wrote its set twice, docs/DURABILITY.md §9).
+ * Not the device alone: NFS clients number one server's export differently,
+ * so a set another machine published would never verify here. */
+int ct_source_matches(const json_t *recorded, const ct_source_snapshot *fresh) {
+    const json_t *snap = json_object_get(recorded, "snapshot");
+    if (!json_is_object(snap)) return 0;
+    const json_t *ino = json_object_get(snap, "inode"), *size = json_object_get(snap, "size");
+    const json_t *mt = json_object_get(snap, "mtime_ns"), *ct = json_object_get(snap, "ctime_ns");
+    const json_t *dev = json_object_get(snap, "device"), *path = json_object_get(recorded, "canonical_path");
+    if (!json_is_integer(ino) || !json_is_integer(size) || !json_is_integer(mt) || !json_is_integer(ct)) return 0;
+    if (json_integer_value(ino) != (json_int_t)fresh->inode || json_integer_value(size) != fresh->size ||
+        json_integer_value(mt) != fresh->mtime_ns || json_integer_value(ct) != fresh->ctime_ns)
+        return 0;
+    int same_dev = json_is_integer(dev) && json_integer_value(dev) == (json_int_t)fresh->device;
+    int same_path = json_is_string(path) && fresh->canonical_path &&
+                    strcmp(json_string_value(path), fresh->canonical_path) == 0;
+    return same_dev || same_path;
+}
+
 /* ---- envelope --------------------------------------------------------- */
 
 ct_status ct_state_envelope(const json_t *payload, ct_jbuf *out) {

@@ -34,6 +34,11 @@
 /* ---- source snapshot (§3.3): output/snapshot.h ------------------------ */
 /* {"canonical_path", "snapshot": {device, inode, size, mtime_ns, ctime_ns}} */
 json_t *ct_source_snapshot_json(const ct_source_snapshot *s);
+/* 1 when a recorded payload.source is the file of a fresh snapshot: inode,
+ * size, mtime, ctime equal, and the device or the canonical path equal (one
+ * file by two paths through a bind mount; one export seen from two NFS
+ * clients with their own device numbers). */
+int ct_source_matches(const json_t *recorded, const ct_source_snapshot *fresh);
 
 /* ---- envelope (§3.2) -------------------------------------------------- */
 

@@ -372,14 +372,8 @@ ct_status ct_checkpoint_restore_payload(const json_t *p, const char *asr_key, co
         ct_state_reason(ok, reason, "ASR checkpoint contract does not match");
         return CT_OK;
     }
-    json_t *snap = ct_source_snapshot_json(fresh);
-    if (!snap) return ct_fail(CT_ERR_OOM, "checkpoint: out of memory");
-    /* The file's identity (device, inode, size, mtime, ctime), not the
-     * path it was reached by: through a bind mount the same source has
-     * another canonical path, and judging it changed made two processes
-     * on one corpus write its set twice (docs/DURABILITY.md §9). */
-    int same = json_equal(json_object_get(snap, "snapshot"), json_object_get(json_object_get(p, "source"), "snapshot"));
-    json_decref(snap);
+    /* the file's identity, not the path it was reached by (ct_source_matches) */
+    int same = ct_source_matches(json_object_get(p, "source"), fresh);
     if (!same) {
         ct_state_reason(ok, reason, "state marker source snapshot does not match");
         return CT_OK;

@@ -74,14 +74,8 @@ ct_status ct_manifest_verify_payload(int dirfd, const json_t *p, const ct_verify
         ct_state_reason(ok, reason, "state marker render contract does not match");
         return CT_OK;
     }
-    json_t *snap = ct_source_snapshot_json(req->source);
-    if (!snap) return ct_fail(CT_ERR_OOM, "manifest: out of memory");
-    /* The file's identity (device, inode, size, mtime, ctime), not the
-     * path it was reached by: through a bind mount the same source has
-     * another canonical path, and judging it changed made two processes
-     * on one corpus write its set twice (docs/DURABILITY.md §9). */
-    int same = json_equal(json_object_get(snap, "snapshot"), json_object_get(json_object_get(p, "source"), "snapshot"));
-    json_decref(snap);
+    /* the file's identity, not the path it was reached by (ct_source_matches) */
+    int same = ct_source_matches(json_object_get(p, "source"), req->source);
     if (!same) {
         ct_state_reason(ok, reason, "state marker source snapshot does not match");
         return CT_OK;

@@ -379,6 +379,39 @@ static void test_artifacts(void **st) {
     ct_artifacts_free(&a);
 }
 
+/* One file seen by two paths (bind mount: same device) or from two NFS
+ * clients (same path, other device numbers) is the same source; a changed
+ * inode, size, mtime or ctime, or another device AND another path, is not. */
+static void test_source_identity(void **state) {
+    (void)state;
+    ct_source_snapshot a = {.canonical_path = (char *)"/data/x.wav", .device = 7, .inode = 42, .size = 100,
+                            .mtime_ns = 5, .ctime_ns = 6};
+    json_t *rec = ct_source_snapshot_json(&a);
+    assert_non_null(rec);
+    ct_source_snapshot b = a;
+    assert_true(ct_source_matches(rec, &b));
+    b.canonical_path = (char *)"/mnt/bind/x.wav"; /* same device, another path */
+    assert_true(ct_source_matches(rec, &b));
+    b = a;
+    b.device = 99; /* another client's number for the same export and path */
+    assert_true(ct_source_matches(rec, &b));
+    b.canonical_path = (char *)"/elsewhere/x.wav"; /* another device and another path */
+    assert_false(ct_source_matches(rec, &b));
+    b = a;
+    b.inode = 43;
+    assert_false(ct_source_matches(rec, &b));
+    b = a;
+    b.size = 101;
+    assert_false(ct_source_matches(rec, &b));
+    b = a;
+    b.mtime_ns = 50;
+    assert_false(ct_source_matches(rec, &b));
+    b = a;
+    b.ctime_ns = 60;
+    assert_false(ct_source_matches(rec, &b));
+    json_decref(rec);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_contract_canonical_observed),
@@ -387,6 +420,7 @@ int main(void) {
         cmocka_unit_test(test_envelope_reader_reasons),
         cmocka_unit_test(test_manifest_verification),
         cmocka_unit_test(test_artifacts),
+        cmocka_unit_test(test_source_identity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

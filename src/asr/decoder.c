@@ -20,7 +20,11 @@ size_t ct_decoder_state_bytes(const ct_asr_hparams *hp, int B, int Tenc, int Sma
 size_t ct_decoder_step_bytes(const ct_asr_hparams *hp, int n, int S, int Tenc, int Smax, int threads) {
     size_t d = (size_t)hp->d_dec, M = (size_t)n * S, nth = threads > 0 ? (size_t)threads : 1;
     size_t ff = (size_t)hp->dec_ff > d ? (size_t)hp->dec_ff : d;
-    size_t acts = 5 * fbytes(M * d) + fbytes(M * ff) + fbytes((size_t)n * d) + 2 * fbytes((size_t)n * S);
+    /* what ct_decoder_step allocates: x, h, q, k, v, att (M × d each), f (M ×
+     * ff), last (n × d), each rounded up to the arena's alignment; the
+     * matmuls' per-thread weight tiles or the attention scratch come on top */
+    size_t acts = 6 * fbytes(M * d) + fbytes(M * ff) + fbytes((size_t)n * d) + 2 * fbytes((size_t)n * S) +
+                  16 * CT_ARENA_ALIGN;
     size_t K = ff > (size_t)hp->d_enc ? ff : (size_t)hp->d_enc;
     size_t att = nth * (size_t)(Tenc > Smax ? Tenc : Smax) + (size_t)(Tenc > Smax ? Tenc : Smax);
     size_t tiles = nth * 64 * K;

@@ -243,12 +243,40 @@ static void test_cancel_rolls_back(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* The engine's arenas are sized for the batch it is given: bf16 weights (the
+ * CPU widens them per 64-row tile in the workspace) at 10 rows ran out of
+ * workspace in the decoder's first step (an undercount of its activations)
+ * and every such batch was split as if memory were short. */
+static void test_bf16_batches_fit_their_arenas(void **state) {
+    (void)state;
+    ct_transcriber_options o = base_options();
+    o.publish = 0;
+    o.dtype = CT_PRECISION_BF16;
+    o.vad = CT_VAD_MODE_NONE;
+    o.max_dur = 8;
+    o.batch_size = 10;
+    ct_transcriber *t;
+    CT_ASSERT_OK(ct_transcriber_create(&o, &t));
+    const char *paths[] = {CT_FIXTURE("audio/c4_en_gb_30s.wav"), CT_FIXTURE("audio/c5_es_en_34s.wav"),
+                           CT_FIXTURE("audio/c3_fr_ar_10s.wav")};
+    ct_run *run = NULL;
+    CT_ASSERT_OK(ct_transcriber_run(t, paths, 3, &run));
+    ct_run_stats st;
+    ct_run_get_stats(run, &st);
+    assert_int_equal(st.files_completed, 3);
+    assert_true(st.batches >= 1);
+    assert_int_equal(st.oom_retries, 0);
+    ct_run_free(run);
+    ct_transcriber_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_checks),
         cmocka_unit_test(test_results_equal_golden),
         cmocka_unit_test(test_lazy_model_and_input_errors),
         cmocka_unit_test(test_cancel_rolls_back),
+        cmocka_unit_test(test_bf16_batches_fit_their_arenas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
 # product wall, engine time, their ratio and the product's stage breakdown.
 # WORK defaults to /tmp/ct-bench (corpus, outputs, logs); the model goes to
 # $MODEL (default /tmp/ct-bench-model, ~4 GB, reused when present).
-# Environment: BIN (build/bin), MODEL, THREADS (2), VAD_WEIGHTS
+# Environment: FILES (20: the ~10-minute corpus; fewer: its first FILES files),
+# BIN (build/bin), MODEL, THREADS (2), VAD_WEIGHTS
 # (build/testdata/silero/silero_vad.onnx), SKIP_PRODUCT=1 (reuse the last
 # product run), SKIP_ENGINE=1, TWIN_TIMEOUT=S (also run the Python twin,
 # /work/origenv/bin/cohere-transcribe, fp32, capped at S seconds; 0: not run).
@@ -23,7 +24,7 @@ mkdir -p "$work"
 log=$work/bench.log
 say() { echo "$*" | tee -a "$log"; }
 
-bash "$root/tools/bench/bench_product_corpus.sh" "$work/corpus"
+bash "$root/tools/bench/bench_product_corpus.sh" "$work/corpus" "${FILES:-20}"
 [ -f "$MODEL/model.safetensors" ] || "$BIN/cohere-transcribe-random-model" --out "$MODEL" --seed 0
 
 say "== $(date -u '+%F %T UTC')  commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src || echo ' (src modified)')"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# bench_product_corpus.sh DIR — the product benchmark's corpus: 20 files of
-# 20–45 s (638 s in all), each a deterministic concatenation of the bundled
+# bench_product_corpus.sh DIR [N] — the product benchmark's corpus: N files
+# (default 20) of 20–45 s (638 s in all for 20; the first 5 are 144 s), each a deterministic concatenation of the bundled
 # fixture clips (tests/fixtures/audio/*.wav) and stretches of
 # tests/fixtures/vad/speech_pauses.flac with silences between them, in mixed
 # containers (wav, flac, mp3, ogg/opus, m4a; some 44.1 kHz stereo). Quick when
-# DIR/.stamp-v1 exists. Needs sox and ffmpeg.
+# DIR/.stamp-v1-N exists. Needs sox and ffmpeg.
 set -euo pipefail
-dir=${1:?usage: bench_product_corpus.sh DIR}
+dir=${1:?usage: bench_product_corpus.sh DIR [N]}
+count=${2:-20}
 src=$(cd "$(dirname "$0")/../.." && pwd)/tests/fixtures
-[ -f "$dir/.stamp-v1" ] && exit 0
+[ -f "$dir/.stamp-v1-$count" ] && exit 0
 mkdir -p "$dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -16,7 +17,7 @@ ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
 clips=("$src"/audio/c1_en_us_3s.wav "$src"/audio/c2_de_noise_6s.wav "$src"/audio/c3_fr_ar_10s.wav
        "$src"/audio/c4_en_gb_30s.wav "$src"/audio/c5_es_en_34s.wav "$src"/audio/c0_tones_1s.wav)
 sox "$src"/vad/speech_pauses.flac -r 16000 -c 1 -b 16 "$tmp/sp.wav"
-for i in $(seq 0 19); do
+for i in $(seq 0 $((count - 1))); do
   dur=$((20 + i * 7 % 26)) # 20..45 s, 638 s over the 20 files
   parts=()
   k=0
@@ -49,4 +50,4 @@ for i in $(seq 0 19); do
   4) ff -i "$tmp/f_$i.wav" -ar 44100 -ac 2 -c:a aac -b:a 96k "$dir/$name.m4a" ;;
   esac
 done
-touch "$dir/.stamp-v1"
+touch "$dir/.stamp-v1-$count"

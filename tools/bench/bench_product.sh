@@ -69,7 +69,11 @@ run = p["run"]; t = p["timings"]; a = p["asr"]
 print(f"product wall {wall:.2f} s (user {pt[1]} s, sys {pt[2]} s, max RSS {int(pt[3])/1048576:.2f} GiB); "
       f"profile elapsed {run['elapsed_seconds']:.2f} s, {run['successful_files']} files ok, "
       f"{run['failed_files']} failed, {run['successful_audio_seconds']:.1f} s audio, RTFx {run['real_time_factor_x']:.2f}")
-print(f"  segments {a['processor_rows']}, batches {a['batches']}, generated tokens {a['generated_tokens']}")
+print(f"  segments {a['processor_rows']}, batches {a['batches']}, generated tokens {a['generated_tokens']}, "
+      f"OOM retries {a['oom_retries']}")
+ok_calls = sum(b['generation_call_wall_seconds'] for b in a['batch_history'] if 'event' not in b)
+print(f"  successful ASR calls {ok_calls:.3f} s; ASR pass wall minus them (failed OOM calls) "
+      f"{t['asr_generation_call_wall_seconds'] - ok_calls:.3f} s")
 for k in ("input_validation_seconds", "decode_worker_seconds", "vad_inference_seconds", "preparation_wait_seconds",
           "asr_load_seconds", "asr_wall_seconds", "asr_generation_call_wall_seconds", "asr_generate_device_seconds"):
     print(f"  {k:38s} {t.get(k) if t.get(k) is None else round(t[k], 3)}")
@@ -81,8 +85,9 @@ for k, v in rest.items():
     print(f"  {k:38s} {v:.3f}")
 print(f"engine (process wall {et[0]} s, max RSS {int(et[3])/1048576:.2f} GiB): load {load:.2f} s, "
       f"ct_asr_transcribe {eng:.2f} s (mel/encoder/decoder {' / '.join(e['engine_mel_encoder_decoder_seconds'])} s), "
-      f"{' '.join(e['engine_calls'])}; {' '.join(e['engine_row_steps'])}; batch_mismatches {e['batch_mismatches'][0]}")
+      f"{' '.join(e['engine_calls'])}; {' '.join(e['engine_row_steps'])}; OOM calls re-run {e['oom_replayed'][0]} taking {e['oom_replayed'][2]} s (not in the transcribe time); batch_mismatches {e['batch_mismatches'][0]}")
 print(f"ratio product wall / (engine load + transcribe) = {wall / (eng + load):.3f}")
 print(f"ratio product wall / engine transcribe         = {wall / eng:.3f}")
-print(f"ratio product ASR calls / engine transcribe    = {t['asr_generation_call_wall_seconds'] / eng:.3f}")
+print(f"ratio product ASR pass / engine transcribe     = {t['asr_generation_call_wall_seconds'] / eng:.3f}")
+print(f"ratio product successful calls / engine        = {ok_calls / eng:.3f}")
 EOF

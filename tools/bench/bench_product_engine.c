@@ -31,8 +31,8 @@ typedef struct {
     int max_new;   /* the product's --max-new-tokens */
     json_t *hist;  /* the product's batch_history */
     size_t next_call;
-    int mismatches;
-    double seconds, seconds_mel, seconds_enc, seconds_dec;
+    int mismatches, oom_replayed;
+    double seconds, seconds_oom, seconds_mel, seconds_enc, seconds_dec;
     long long row_steps_engine, row_steps_product, rows, calls;
 } ctx;
 
@@ -56,6 +56,27 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
     /* the product's record of this call, to check the rebuilt batch against it */
     json_t *h = json_array_get(x->hist, x->next_call++);
     double padded = (double)m * (double)longest / 16000.0;
+    if (h && json_object_get(h, "event")) {
+        /* The product's call ran out of memory here. Run the same call (the
+         * engine's arenas grow with the largest batch attempted, so skipping
+         * it leaves the engine in another state: a later 3-row call then
+         * failed where the product's did not), time it apart, and fail it
+         * the same way so the scheduler takes the same split and cap. */
+        int same = json_integer_value(json_object_get(h, "segments")) == m;
+        ct_asr_request rq = ct_asr_default_request();
+        rq.languages = langs, rq.dither = 1, rq.ignore_eos = 1, rq.max_new_tokens = steps;
+        ct_asr_result res;
+        double t0 = ct_now();
+        ct_status st = ct_asr_transcribe(x->asr, clips, ns, m, &rq, &res);
+        x->seconds_oom += ct_now() - t0;
+        if (st == CT_OK) ct_asr_result_free(&res);
+        fprintf(stderr, "  (product call %zu: out of memory at %d rows; here: %s, %.2f s)\n", x->next_call - 1, m,
+                st == CT_OK ? "succeeded" : ct_last_error(), ct_now() - t0);
+        free(clips), free(ns), free(langs);
+        if (!same || st != CT_ERR_OOM) x->mismatches++;
+        x->oom_replayed++;
+        return ct_fail(CT_ERR_OOM, "replayed out-of-memory");
+    }
     if (!h || json_integer_value(json_object_get(h, "segments")) != m ||
         json_integer_value(json_object_get(h, "generated_tokens")) != tokens ||
         fabs(json_real_value(json_object_get(h, "padded_audio_seconds")) - padded) > 1e-6) {
@@ -200,6 +221,7 @@ int main(int argc, char **argv) {
     printf("engine_calls %lld rows %lld\n", x.calls, x.rows);
     printf("engine_row_steps %lld product_row_steps %lld (repetition-stopped rows counted at the limit: %d)\n",
            x.row_steps_engine, x.row_steps_product, unknown);
+    printf("oom_replayed %d seconds %.3f\n", x.oom_replayed, x.seconds_oom);
     printf("batch_mismatches %d\n", x.mismatches);
     ct_asr_free(x.asr);
     for (size_t i = 0; i < nf; i++) ct_audio_free(audio[i]);

@@ -51,7 +51,6 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         if (s->steps > steps) steps = s->steps;
         if (s->n > longest) longest = s->n;
         tokens += s->tokens;
-        x->row_steps_product += s->steps;
     }
     /* the product's record of this call, to check the rebuilt batch against it */
     json_t *h = json_array_get(x->hist, x->next_call++);
@@ -77,6 +76,7 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         x->oom_replayed++;
         return ct_fail(CT_ERR_OOM, "replayed out-of-memory");
     }
+    for (int i = 0; i < m; i++) x->row_steps_product += x->segs[idx[i]].steps; /* successful calls only */
     if (!h || json_integer_value(json_object_get(h, "segments")) != m ||
         json_integer_value(json_object_get(h, "generated_tokens")) != tokens ||
         fabs(json_real_value(json_object_get(h, "padded_audio_seconds")) - padded) > 1e-6) {

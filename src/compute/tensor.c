@@ -84,21 +84,44 @@ static ct_status convert(void *dst, ct_dtype dtype, const void *src, ct_dtype sr
 }
 
 /* First NaN/Inf among n elements, or -1: on the bit patterns (exponent all
- * ones), so no float compare; src may be unaligned. */
+ * ones), so no float compare; src may be unaligned. Runs of 256 elements
+ * are tested without an early exit (so the compiler vectorises the test),
+ * and only a run with a hit is searched element by element. */
 static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
     const unsigned char *p = src;
+    enum { RUN = 256 };
     if (dtype == CT_DTYPE_F32) {
-        for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, p + 4 * i, 4);
-            if ((u & 0x7f800000u) == 0x7f800000u) return (int64_t)i;
+        for (size_t r = 0; r < n; r += RUN) {
+            const size_t m = n - r < RUN ? n - r : RUN;
+            uint32_t hit = 0;
+            for (size_t i = 0; i < m; i++) {
+                uint32_t u;
+                memcpy(&u, p + 4 * (r + i), 4);
+                hit |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+            }
+            if (!hit) continue;
+            for (size_t i = 0; i < m; i++) {
+                uint32_t u;
+                memcpy(&u, p + 4 * (r + i), 4);
+                if ((u & 0x7f800000u) == 0x7f800000u) return (int64_t)(r + i);
+            }
         }
     } else if (dtype == CT_DTYPE_BF16 || dtype == CT_DTYPE_F16) {
         const uint16_t mask = dtype == CT_DTYPE_BF16 ? 0x7f80u : 0x7c00u;
-        for (size_t i = 0; i < n; i++) {
-            uint16_t u;
-            memcpy(&u, p + 2 * i, 2);
-            if ((u & mask) == mask) return (int64_t)i;
+        for (size_t r = 0; r < n; r += RUN) {
+            const size_t m = n - r < RUN ? n - r : RUN;
+            uint16_t hit = 0;
+            for (size_t i = 0; i < m; i++) {
+                uint16_t u;
+                memcpy(&u, p + 2 * (r + i), 2);
+                hit |= (uint16_t)((u & mask) == mask);
+            }
+            if (!hit) continue;
+            for (size_t i = 0; i < m; i++) {
+                uint16_t u;
+                memcpy(&u, p + 2 * (r + i), 2);
+                if ((u & mask) == mask) return (int64_t)(r + i);
+            }
         }
     }
     return -1;

@@ -85,7 +85,7 @@ static ct_status convert(void *dst, ct_dtype dtype, const void *src, ct_dtype sr
 
 /* First NaN/Inf among n elements, or -1: on the bit patterns (exponent all
  * ones), so no float compare; src may be unaligned. Runs of 256 elements
- * are tested without an early exit (so the compiler vectorises the test),
+ * are tested with no early return (so the compiler vectorises the test),
  * and only a run with a hit is searched element by element. */
 static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
     const unsigned char *p = src;

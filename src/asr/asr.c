@@ -50,7 +50,9 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     int gpu = opts->device && !strcmp(opts->device, "cuda");
     if (gpu && (s = ct_asr_gpu_check(opts->weight_dtype)) != CT_OK) goto fail;
     if (!gpu && (s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
-    if ((s = ct_checkpoint_open(dir, &a->ck)) != CT_OK) goto fail;
+    /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
+     * so the file is read once; the GPU engine needs the check at open */
+    if ((s = (gpu ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
     if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;
@@ -59,7 +61,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
         a->w.wdtype = opts->weight_dtype;
         if ((s = ct_asr_gpu_open(a->ck, &a->w.hp, &a->gpu)) != CT_OK) goto fail;
         a->w.bytes = ct_gpu_engine_weight_bytes(a->gpu);
-    } else if ((s = ct_asr_weights_from_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) {
+    } else if ((s = ct_asr_weights_map_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) {
         goto fail;
     }
     const ct_asr_hparams hp = a->w.hp;
@@ -69,9 +71,13 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     mo.n_mels = hp.n_mels;
     mo.threads = opts->threads;
     if ((s = ct_mel_create(&mo, &a->mel)) != CT_OK) goto fail;
-    /* the checkpoint's mapping is only needed while converting */
-    ct_checkpoint_free(a->ck);
-    a->ck = NULL;
+    /* The GPU engine holds its own copy; on the CPU, weights already in the
+     * compute dtype are views of the mapping, so the checkpoint lives until
+     * ct_asr_free (after the weights). */
+    if (gpu) {
+        ct_checkpoint_free(a->ck);
+        a->ck = NULL;
+    }
     *out = a;
     return CT_OK;
 fail:

@@ -1,6 +1,7 @@
 /* weights.c — loading the model's tensors by name with shape checks, dtype
- * conversion and BatchNorm folding. Names and shapes: MODEL.md "Checkpoint
- * layouts". */
+ * conversion (or zero-copy use of tensors already in the compute dtype), the
+ * NaN/infinity check in the same pass, and BatchNorm folding. Names and
+ * shapes: MODEL.md "Checkpoint layouts". */
 #include "asr/weights.h"
 
 #include <math.h>
@@ -15,7 +16,7 @@ typedef struct loader {
     ct_backend *be;
     ct_weight_lookup_fn lookup;
     void *ctx;
-    size_t bytes;
+    size_t bytes, borrowed;
 } loader;
 
 /* Look a tensor up and check its shape (dims[i] < 0: any). */
@@ -53,7 +54,40 @@ static void drop_pages(const ct_host_tensor *ht, size_t nbytes) {
     if (f > s) madvise((void *)s, f - s, MADV_DONTNEED);
 }
 
-/* Load name into *t as dtype, with shape `store` (same element count). */
+/* The message ct_checkpoint_open gives for a non-finite weight: one NaN
+ * makes every activation after it NaN, and the decoder then "succeeds" with
+ * an empty text. */
+static ct_status non_finite(const char *name, const ct_host_tensor *ht, int64_t at) {
+    int nan;
+    if (ht->dtype == CT_DTYPE_F32) {
+        uint32_t u;
+        memcpy(&u, (const unsigned char *)ht->data + 4 * at, 4);
+        nan = (u & 0x7fffffu) != 0;
+    } else {
+        uint16_t h;
+        memcpy(&h, (const unsigned char *)ht->data + 2 * at, 2);
+        nan = (h & (ht->dtype == CT_DTYPE_BF16 ? 0x7fu : 0x3ffu)) != 0;
+    }
+    return ct_fail(CT_ERR_FORMAT, "tensor '%s' holds a non-finite weight (%s at element %lld)", name,
+                   nan ? "NaN" : "infinity", (long long)at);
+}
+
+static size_t host_numel(const ct_host_tensor *ht) {
+    size_t n = 1;
+    for (int i = 0; i < ht->ndim && i < 8; i++) n *= (size_t)ht->shape[i];
+    return n;
+}
+
+/* Refuse NaN/infinity in a tensor read on the host (BatchNorm folding). */
+static ct_status check_host(const char *name, const ct_host_tensor *ht) {
+    if (!ht->data || !ht->check_finite) return CT_OK;
+    int64_t at = ct_first_non_finite(ht->data, ht->dtype, host_numel(ht));
+    return at < 0 ? CT_OK : non_finite(name, ht, at);
+}
+
+/* Load name into *t as dtype, with shape `store` (same element count). A
+ * tensor already in dtype on a host backend is used in place (zero-copy):
+ * its pages are only faulted in by the NaN scan, or when first used. */
 static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name, int ndim, const int64_t *dims,
                       int optional) {
     ct_host_tensor ht;
@@ -63,9 +97,20 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     int64_t shape[CT_TENSOR_MAX_DIMS];
     int nd = ndim > CT_TENSOR_MAX_DIMS ? CT_TENSOR_MAX_DIMS : ndim;
     for (int i = 0; i < nd; i++) shape[i] = ht.shape[i];
-    ct_status s = ct_tensor_upload(L->be, dtype, ht.data, ht.dtype, nd, shape, t);
-    if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
-    drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
+    int64_t bad = -1;
+    if (ht.borrowable && ct_tensor_borrow(L->be, dtype, ht.data, ht.dtype, nd, shape, t)) {
+        if (ht.check_finite) bad = ct_first_non_finite(ht.data, ht.dtype, (size_t)ct_tensor_numel(t));
+        L->borrowed += t->nbytes;
+    } else {
+        ct_status s = ct_tensor_upload_checked(L->be, dtype, ht.data, ht.dtype, nd, shape,
+                                               ht.check_finite ? &bad : NULL, t);
+        if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
+        if (bad < 0) drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
+    }
+    if (bad >= 0) {
+        ct_tensor_release(t);
+        return non_finite(name, &ht, bad);
+    }
     L->bytes += t->nbytes;
     return CT_OK;
 }
@@ -102,6 +147,12 @@ static ct_status depthwise_bn(loader *L, ct_enc_layer *e, const char *p, int64_t
     CT_TRY(find(L, NAME("%s.conv.batch_norm.bias", p), 1, DIMS(d), 0, &beta));
     CT_TRY(find(L, NAME("%s.conv.batch_norm.running_mean", p), 1, DIMS(d), 0, &mean));
     CT_TRY(find(L, NAME("%s.conv.batch_norm.running_var", p), 1, DIMS(d), 0, &var));
+    CT_TRY(check_host(NAME("%s.conv.depthwise_conv.weight", p), &hw));
+    CT_TRY(check_host(NAME("%s.conv.depthwise_conv.bias", p), &hb));
+    CT_TRY(check_host(NAME("%s.conv.batch_norm.weight", p), &g));
+    CT_TRY(check_host(NAME("%s.conv.batch_norm.bias", p), &beta));
+    CT_TRY(check_host(NAME("%s.conv.batch_norm.running_mean", p), &mean));
+    CT_TRY(check_host(NAME("%s.conv.batch_norm.running_var", p), &var));
     size_t nd = (size_t)d, nk = (size_t)(d * K);
     float *buf = malloc(sizeof(float) * (nk + 5 * nd));
     if (!buf) return ct_fail(CT_ERR_OOM, "depthwise conv of %s", p);
@@ -246,6 +297,7 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
     loader L = {.be = be, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
     out->bytes = L.bytes;
+    out->borrowed_bytes = L.borrowed;
     if (s != CT_OK) ct_asr_weights_free(out);
     return s;
 }

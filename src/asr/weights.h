@@ -30,6 +30,11 @@ typedef struct ct_host_tensor {
     const void *data;
     int file_backed; /* data is a read-only file mapping: its pages may be
                         dropped (madvise) once converted, to bound peak RSS */
+    int borrowable;  /* data stays valid and unchanged while the weights live:
+                        a tensor already in its compute dtype is used in place
+                        (zero-copy, ct_tensor_borrow) instead of copied */
+    int check_finite; /* refuse NaN/infinity in it (checked in the same pass
+                         that converts it; a borrowed tensor is scanned once) */
 } ct_host_tensor;
 
 /* Fill *out and return 1 when the tensor exists, 0 when it does not. */
@@ -59,7 +64,8 @@ typedef struct ct_asr_weights {
     ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */
     ct_dec_layer *dec; /* dec_layers */
     ct_tensor final_ln_g, final_ln_b, head_w, head_b; /* head (V, d_dec) */
-    size_t bytes; /* resident parameter bytes */
+    size_t bytes; /* parameter bytes (owned + borrowed) */
+    size_t borrowed_bytes; /* of which used in place from the source (no copy) */
 } ct_asr_weights;
 
 /* Load and convert every tensor; fails naming the tensor that is missing or
@@ -71,12 +77,23 @@ void ct_asr_weights_free(ct_asr_weights *w);
 
 
 /* From an opened checkpoint (model/checkpoint.h): hyper-parameters from its
- * completed config, tensors by normalised name (file pages dropped after
- * conversion). Defined in asr/weights_checkpoint.c. */
+ * completed config, tensors by normalised name, every tensor copied (or
+ * converted) into backend memory, file pages dropped after conversion, so
+ * the checkpoint may be freed right after. When the checkpoint was opened
+ * unchecked (ct_checkpoint_open_unchecked), every tensor is checked for
+ * NaN/infinity here, in the pass that converts it. Defined in
+ * asr/weights_checkpoint.c.
+ *
+ * ct_asr_weights_map_checkpoint: the same, but zero-copy: on a host backend
+ * a tensor already in its compute dtype is used in place from the file
+ * mapping (bf16 weights for bf16, everything f32 for f32), so the
+ * checkpoint must outlive the weights (ct_asr_weights_free first). */
 struct ct_checkpoint;
 struct ct_model_config;
 ct_status ct_asr_hparams_from_config(const struct ct_model_config *cfg, ct_asr_hparams *hp);
 ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
                                          ct_asr_weights *out);
+ct_status ct_asr_weights_map_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
+                                        ct_asr_weights *out);
 
 #endif

@@ -27,22 +27,43 @@ ct_status ct_asr_hparams_from_config(const ct_model_config *c, ct_asr_hparams *h
     return CT_OK;
 }
 
+typedef struct source {
+    const ct_checkpoint *ck;
+    int borrow;
+} source;
+
 static int lookup(void *ctx, const char *name, ct_host_tensor *out) {
-    const ct_st_tensor *t = ct_checkpoint_tensor(ctx, name);
+    const source *src = ctx;
+    const ct_st_tensor *t = ct_checkpoint_tensor(src->ck, name);
     if (!t) return 0;
     out->dtype = t->dtype;
     out->ndim = t->ndim;
     for (int i = 0; i < t->ndim && i < 8; i++) out->shape[i] = t->shape[i];
     out->data = t->data;
-    out->file_backed = 1; /* checkpoints are read-only file mappings */
+    out->file_backed = ct_checkpoint_file_backed(src->ck);
+    /* the mapping lives until ct_checkpoint_free, which the caller of
+     * ct_asr_weights_map_checkpoint calls after ct_asr_weights_free */
+    out->borrowable = src->borrow && out->file_backed;
+    out->check_finite = !ct_checkpoint_finite_checked(src->ck);
     return 1;
+}
+
+static ct_status from_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype, int borrow,
+                                 ct_asr_weights *out) {
+    ct_asr_hparams hp;
+    CT_TRY(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &hp));
+    source src = {ck, borrow};
+    ct_status s = ct_asr_weights_load(be, lookup, &src, &hp, wdtype, out);
+    if (s != CT_OK) return ct_fail_wrap(s, "%s", ct_checkpoint_dir(ck));
+    return CT_OK;
 }
 
 ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype,
                                          ct_asr_weights *out) {
-    ct_asr_hparams hp;
-    CT_TRY(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &hp));
-    ct_status s = ct_asr_weights_load(be, lookup, (void *)ck, &hp, wdtype, out);
-    if (s != CT_OK) return ct_fail_wrap(s, "%s", ct_checkpoint_dir(ck));
-    return CT_OK;
+    return from_checkpoint(be, ck, wdtype, 0, out);
+}
+
+ct_status ct_asr_weights_map_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype,
+                                        ct_asr_weights *out) {
+    return from_checkpoint(be, ck, wdtype, 1, out);
 }

@@ -1,6 +1,8 @@
-/* tensor.c — allocation, upload with dtype conversion, release. */
+/* tensor.c — allocation, upload with dtype conversion (parallel, with the
+ * NaN/Inf scan in the same pass), views of host data in place, release. */
 #include "compute/tensor.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,36 +70,145 @@ static ct_status convert(void *dst, ct_dtype dtype, const void *src, ct_dtype sr
     if (dtype == CT_DTYPE_F32) return ct_convert_to_f32(dst, src, src_dtype, n);
     if (dtype != CT_DTYPE_BF16 && dtype != CT_DTYPE_F16)
         return ct_fail(CT_ERR_UNSUPPORTED, "convert: to %s", ct_dtype_name(dtype));
+    if (src_dtype != CT_DTYPE_F32 && src_dtype != CT_DTYPE_BF16 && src_dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_UNSUPPORTED, "convert: dtype %s is not a float type", ct_dtype_name(src_dtype));
     uint16_t *o = dst;
+    const unsigned char *h = src;
+    const size_t es = ct_dtype_size(src_dtype);
     for (size_t i = 0; i < n; i++) {
         float f;
-        if (ct_convert_to_f32(&f, (const unsigned char *)src + i * ct_dtype_size(src_dtype), src_dtype, 1) != CT_OK)
-            return CT_ERR_UNSUPPORTED;
+        (void)ct_convert_to_f32(&f, h + i * es, src_dtype, 1);
         o[i] = dtype == CT_DTYPE_BF16 ? ct_f32_to_bf16(f) : ct_f32_to_f16(f);
     }
     return CT_OK;
 }
 
-ct_status ct_tensor_upload(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
-                           const int64_t *shape, ct_tensor *out) {
+/* First NaN/Inf among n elements, or -1: on the bit patterns (exponent all
+ * ones), so no float compare; src may be unaligned. Runs of 256 elements
+ * are tested with no early return (so the compiler vectorises the test),
+ * and only a run with a hit is searched element by element. */
+static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
+    const unsigned char *p = src;
+    enum { RUN = 256 };
+    if (dtype == CT_DTYPE_F32) {
+        for (size_t r = 0; r < n; r += RUN) {
+            const size_t m = n - r < RUN ? n - r : RUN;
+            uint32_t hit = 0;
+            for (size_t i = 0; i < m; i++) {
+                uint32_t u;
+                memcpy(&u, p + 4 * (r + i), 4);
+                hit |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+            }
+            if (!hit) continue;
+            for (size_t i = 0; i < m; i++) {
+                uint32_t u;
+                memcpy(&u, p + 4 * (r + i), 4);
+                if ((u & 0x7f800000u) == 0x7f800000u) return (int64_t)(r + i);
+            }
+        }
+    } else if (dtype == CT_DTYPE_BF16 || dtype == CT_DTYPE_F16) {
+        const uint16_t mask = dtype == CT_DTYPE_BF16 ? 0x7f80u : 0x7c00u;
+        for (size_t r = 0; r < n; r += RUN) {
+            const size_t m = n - r < RUN ? n - r : RUN;
+            uint16_t hit = 0;
+            for (size_t i = 0; i < m; i++) {
+                uint16_t u;
+                memcpy(&u, p + 2 * (r + i), 2);
+                hit |= (uint16_t)((u & mask) == mask);
+            }
+            if (!hit) continue;
+            for (size_t i = 0; i < m; i++) {
+                uint16_t u;
+                memcpy(&u, p + 2 * (r + i), 2);
+                if ((u & mask) == mask) return (int64_t)(r + i);
+            }
+        }
+    }
+    return -1;
+}
+
+/* Blocks of this many elements are converted and scanned by one thread:
+ * 256 KiB of f32, so a block read for the conversion is still in cache for
+ * the scan (one pass over the source), and the destination's pages are
+ * first touched (cleared by the kernel) by the thread that fills them. */
+enum { BLOCK = 1 << 16 };
+
+/* dst = convert(src) (dst NULL: scan only) and *bad_at = first non-finite
+ * element (bad_at NULL: no scan), in parallel over blocks. The result does
+ * not depend on the thread count: conversion is per element, and the first
+ * bad index is the minimum over blocks. */
+static ct_status convert_scan(void *dst, ct_dtype dtype, const void *src, ct_dtype src_dtype, size_t n,
+                              int64_t *bad_at) {
+    const size_t nb = (n + BLOCK - 1) / BLOCK, es = ct_dtype_size(src_dtype), ed = ct_dtype_size(dtype);
+    int64_t first = -1;
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 4) if (nb > 1)
+    for (size_t b = 0; b < nb; b++) {
+        const size_t i0 = b * BLOCK, m = n - i0 < BLOCK ? n - i0 : BLOCK;
+        const unsigned char *s = (const unsigned char *)src + i0 * es;
+        if (dst && convert((unsigned char *)dst + i0 * ed, dtype, s, src_dtype, m) != CT_OK) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        int64_t at = bad_at ? scan_non_finite(s, src_dtype, m) : -1;
+        if (at >= 0) {
+            at += (int64_t)i0;
+#pragma omp critical(ct_tensor_scan)
+            if (first < 0 || at < first) first = at;
+        }
+    }
+    if (bad_at) *bad_at = first;
+    /* convert() is deterministic in its dtypes: rerun one element on this
+     * thread for the message (ct_fail's message is thread-local) */
+    if (failed) return convert(dst, dtype, src, src_dtype, 1);
+    return CT_OK;
+}
+
+int64_t ct_first_non_finite(const void *src, ct_dtype dtype, size_t n) {
+    int64_t at = -1;
+    (void)convert_scan(NULL, dtype, src, dtype, n, &at);
+    return at;
+}
+
+int ct_tensor_borrow(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                     const int64_t *shape, ct_tensor *out) {
+    size_t es = ct_dtype_size(dtype);
+    /* host memory only (a device backend has a stream), same element type,
+     * and element-aligned, as the kernels read it through typed pointers */
+    if (dtype != src_dtype || be->ops->stream(be) != NULL || es == 0 || (uintptr_t)src % es != 0) return 0;
+    ct_tensor t;
+    if (describe(dtype, ndim, shape, &t) != CT_OK) return 0;
+    t.data = t.nbytes ? (void *)src : NULL;
+    *out = t; /* owner NULL: a view, ct_tensor_release only clears it */
+    return 1;
+}
+
+ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                                   const int64_t *shape, int64_t *bad_at, ct_tensor *out) {
+    if (bad_at) *bad_at = -1;
     CT_TRY(ct_tensor_alloc(be, dtype, ndim, shape, out));
     if (out->nbytes == 0) return CT_OK;
     size_t n = out->nbytes / ct_dtype_size(dtype);
     ct_status st;
     if (be->ops->stream(be) == NULL) { /* host memory: convert in place */
-        st = convert(out->data, dtype, src, src_dtype, n);
+        st = convert_scan(out->data, dtype, src, src_dtype, n, bad_at);
     } else {
         void *tmp = malloc(out->nbytes);
         if (!tmp) {
             ct_tensor_release(out);
             return ct_fail(CT_ERR_OOM, "tensor: %zu bytes for conversion", out->nbytes);
         }
-        st = convert(tmp, dtype, src, src_dtype, n);
+        st = convert_scan(tmp, dtype, src, src_dtype, n, bad_at);
         if (st == CT_OK) st = be->ops->to_device(be, out->data, tmp, out->nbytes);
         free(tmp);
     }
     if (st != CT_OK) ct_tensor_release(out);
     return st;
+}
+
+ct_status ct_tensor_upload(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                           const int64_t *shape, ct_tensor *out) {
+    return ct_tensor_upload_checked(be, dtype, src, src_dtype, ndim, shape, NULL, out);
 }
 
 void ct_tensor_release(ct_tensor *t) {

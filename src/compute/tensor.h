@@ -41,6 +41,24 @@ ct_status ct_tensor_alloc(struct ct_backend *be, ct_dtype dtype, int ndim, const
 ct_status ct_tensor_upload(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype,
                            int ndim, const int64_t *shape, ct_tensor *out);
 
+/* ct_tensor_upload that also finds, in the same pass over src, the first
+ * NaN or infinity: *bad_at is its element index, or -1 (bad_at may be
+ * NULL). Conversion runs in parallel (OpenMP) over blocks; the result does
+ * not depend on the thread count. */
+ct_status ct_tensor_upload_checked(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype,
+                                   int ndim, const int64_t *shape, int64_t *bad_at, ct_tensor *out);
+
+/* Zero-copy: when the backend computes on host memory, dtype == src_dtype
+ * and src is element-aligned, make *out a view of src (not owned; src must
+ * outlive it) and return 1; otherwise return 0 and leave *out untouched
+ * (the caller uploads a copy). */
+int ct_tensor_borrow(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                     const int64_t *shape, ct_tensor *out);
+
+/* Index of the first NaN or infinity among n f32/f16/bf16 elements, or -1
+ * (parallel, deterministic). */
+int64_t ct_first_non_finite(const void *src, ct_dtype dtype, size_t n);
+
 /* Free an owned tensor's memory and clear it; no-op on NULL or a view. */
 void ct_tensor_release(ct_tensor *t);
 

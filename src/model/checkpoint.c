@@ -27,6 +27,7 @@ struct ct_checkpoint {
     size_t n;
     unsigned char *used;          /* per tensor: checked by verify_all */
     int file_backed;              /* tensor data lives in read-only file mappings */
+    int finite_checked;           /* check_finite ran (ct_checkpoint_open); else the loader checks */
 };
 
 static int cmp_tensor(const void *a, const void *b) {
@@ -399,7 +400,6 @@ ct_status ct_checkpoint_build(ct_checkpoint *ck, const ct_st_tensor *const *src,
 ct_status ct_checkpoint_finish(ct_checkpoint *ck) {
     ct_status s = derive(ck);
     if (s == CT_OK) s = verify_all(ck);
-    if (s == CT_OK) s = check_finite(ck);
     if (s == CT_OK) note_unused(ck);
     return s;
 }
@@ -459,7 +459,7 @@ static ct_status open_dir(const char *dir, ct_checkpoint **out) {
     return CT_OK;
 }
 
-ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out) {
+ct_status ct_checkpoint_open_unchecked(const char *path, ct_checkpoint **out) {
     *out = NULL;
     if (!path || !*path) return ct_fail(CT_ERR_INVALID_ARG, "checkpoint: empty path");
     if (ct_fs_is_dir(path)) return open_dir(path, out);
@@ -468,6 +468,21 @@ ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out) {
     CT_TRY(ct_fs_check_input(path)); /* a FIFO or device: refused by kind */
     return ct_fail(CT_ERR_INVALID_ARG, "%s: not a model directory or a .gguf file", path);
 }
+
+ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out) {
+    CT_TRY(ct_checkpoint_open_unchecked(path, out));
+    ct_status s = check_finite(*out);
+    if (s != CT_OK) {
+        ct_checkpoint_free(*out);
+        *out = NULL;
+        return s;
+    }
+    (*out)->finite_checked = 1;
+    return CT_OK;
+}
+
+int ct_checkpoint_finite_checked(const ct_checkpoint *ck) { return ck->finite_checked; }
+int ct_checkpoint_file_backed(const ct_checkpoint *ck) { return ck->file_backed; }
 
 void ct_checkpoint_free(ct_checkpoint *ck) {
     if (!ck) return;

@@ -27,6 +27,20 @@ typedef struct ct_checkpoint ct_checkpoint;
 ct_status ct_checkpoint_open(const char *path, ct_checkpoint **out);
 void ct_checkpoint_free(ct_checkpoint *ck);
 
+/* As ct_checkpoint_open, without the pass over every weight that refuses
+ * NaN and infinity: for a loader that reads each tensor the model uses once
+ * anyway and refuses non-finite values in that same pass (the ASR weight
+ * loader does, asr/weights.c), so that the file is not read twice. */
+ct_status ct_checkpoint_open_unchecked(const char *path, ct_checkpoint **out);
+
+/* 1 when the NaN/infinity check ran at open (ct_checkpoint_open). */
+int ct_checkpoint_finite_checked(const ct_checkpoint *ck);
+
+/* 1 when tensor data lives in read-only file mappings (safetensors, GGUF):
+ * it stays valid, unchanged, until ct_checkpoint_free, so a loader may use
+ * it in place. */
+int ct_checkpoint_file_backed(const ct_checkpoint *ck);
+
 /* Complete config: after open, no size field is -1 (ids may be). */
 const ct_model_config *ct_checkpoint_config(const ct_checkpoint *ck);
 

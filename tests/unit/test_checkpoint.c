@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asr/weights.h"
 #include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/random_model.h"
@@ -241,9 +242,79 @@ static void test_non_finite_weights_refused(void **state) {
             CT_ASSERT_STATUS(ct_checkpoint_open(dir, &ck), CT_ERR_FORMAT);
             CT_ASSERT_ERROR_HAS(want);
             assert_null(ck);
+            /* Opened unchecked, the weight loader refuses it in its single
+             * pass, with the same message: in place (stored dtype = compute
+             * dtype, zero-copy) and converted alike. */
+            CT_ASSERT_OK(ct_checkpoint_open_unchecked(dir, &ck));
+            assert_int_equal(ct_checkpoint_finite_checked(ck), 0);
+            ct_backend *be;
+            CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+            static const ct_dtype wdts[] = {CT_DTYPE_F32, CT_DTYPE_BF16};
+            for (int w = 0; w < 4; w++) {
+                ct_asr_weights aw;
+                CT_ASSERT_STATUS((w < 2 ? ct_asr_weights_map_checkpoint : ct_asr_weights_from_checkpoint)(
+                                     be, ck, wdts[w % 2], &aw),
+                                 CT_ERR_FORMAT);
+                CT_ASSERT_ERROR_HAS(want);
+                CT_ASSERT_ERROR_HAS(dir);
+            }
+            ct_backend_free(be);
+            ct_checkpoint_free(ck);
             ct_test_rmtree(dir);
         }
     }
+}
+
+/* Issue 16 item 4: weights already in the compute dtype are the checkpoint's
+ * own mapped bytes (not owned, no copy); others are converted copies equal
+ * to the element-wise conversion. */
+static void test_weights_in_place(void **state) {
+    (void)state;
+    static const ct_dtype dts[] = {CT_DTYPE_F32, CT_DTYPE_BF16};
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    for (size_t d = 0; d < 2; d++) {
+        const char *dir = ct_test_tmpdir();
+        write_model(dir, CT_CONFIG_TRANSFORMERS, dts[d]);
+        ct_checkpoint *ck;
+        CT_ASSERT_OK(ct_checkpoint_open_unchecked(dir, &ck));
+        const ct_st_tensor *q = ct_checkpoint_tensor(ck, "encoder.layers.0.self_attn.linear_q.weight");
+        const ct_st_tensor *g = ct_checkpoint_tensor(ck, "encoder.layers.0.norm_out.weight");
+        assert_non_null(q);
+        assert_non_null(g);
+        for (size_t w = 0; w < 2; w++) {
+            ct_asr_weights aw;
+            CT_ASSERT_OK(ct_asr_weights_map_checkpoint(be, ck, dts[w], &aw));
+            const ct_tensor *wq = &aw.enc[0].wq, *lg = &aw.enc[0].ln_out_g;
+            if (w == d) { /* same dtype: a view of the mapping */
+                assert_ptr_equal(wq->data, q->data);
+                assert_null(wq->owner);
+                assert_true(aw.borrowed_bytes >= wq->nbytes);
+            } else {
+                assert_ptr_not_equal(wq->data, q->data);
+                assert_non_null(wq->owner);
+                for (int64_t i = 0; i < ct_tensor_numel(wq); i++) {
+                    float src;
+                    CT_ASSERT_OK(ct_convert_to_f32(&src, (const char *)q->data + i * ct_dtype_size(q->dtype), q->dtype, 1));
+                    if (dts[w] == CT_DTYPE_F32) assert_true(((const float *)wq->data)[i] == src);
+                    else assert_int_equal(((const uint16_t *)wq->data)[i], ct_f32_to_bf16(src));
+                }
+            }
+            /* norms compute in f32: in place only from an f32 checkpoint */
+            assert_true((lg->data == g->data) == (dts[d] == CT_DTYPE_F32));
+            assert_true(aw.borrowed_bytes < aw.bytes);
+            ct_asr_weights_free(&aw);
+            /* the copying loader never borrows: the checkpoint may go first */
+            CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, dts[w], &aw));
+            assert_ptr_not_equal(aw.enc[0].wq.data, q->data);
+            assert_non_null(aw.enc[0].wq.owner);
+            assert_int_equal(aw.borrowed_bytes, 0);
+            ct_asr_weights_free(&aw);
+        }
+        ct_checkpoint_free(ck);
+        ct_test_rmtree(dir);
+    }
+    ct_backend_free(be);
 }
 
 static void test_refusals(void **state) {
@@ -397,6 +468,7 @@ int main(void) {
         cmocka_unit_test(test_full_size_count),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_non_finite_weights_refused),
+        cmocka_unit_test(test_weights_in_place),
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_fixtures_agree),
     };

@@ -398,9 +398,60 @@ static void test_backend_basics(void **state) {
     ct_backend_arena_free(f->fast, &a);
 }
 
+/* Issue 16 item 4: views of host data in place, and the parallel
+ * conversion with its NaN/infinity scan in the same pass. */
+static void test_borrow_and_checked_upload(void **state) {
+    fixture *f = *state;
+    enum { N = 300000 }; /* several conversion blocks */
+    float *src = malloc(sizeof(float) * (N + 1));
+    assert_non_null(src);
+    for (int i = 0; i < N + 1; i++) src[i] = (float)(((int64_t)i * 7919) % 2003 - 1001) * 0.37f;
+    const int64_t shape[2] = {600, 500};
+    ct_tensor t;
+    /* same dtype, host backend, aligned: a view, not owned */
+    assert_int_equal(ct_tensor_borrow(f->fast, CT_DTYPE_F32, src, CT_DTYPE_F32, 2, shape, &t), 1);
+    assert_ptr_equal(t.data, src);
+    assert_null(t.owner);
+    assert_int_equal(t.nbytes, sizeof(float) * N);
+    ct_tensor_release(&t);
+    /* other dtype or misaligned: refused, the caller copies */
+    memset(&t, 0x5a, sizeof t);
+    assert_int_equal(ct_tensor_borrow(f->fast, CT_DTYPE_BF16, src, CT_DTYPE_F32, 2, shape, &t), 0);
+    assert_int_equal(ct_tensor_borrow(f->fast, CT_DTYPE_F32, (char *)src + 2, CT_DTYPE_F32, 2, shape, &t), 0);
+    /* conversion: bit-identical to the element-wise one, any thread count */
+    int64_t bad = 7;
+    CT_ASSERT_OK(ct_tensor_upload_checked(f->fast, CT_DTYPE_BF16, src, CT_DTYPE_F32, 2, shape, &bad, &t));
+    assert_int_equal(bad, -1);
+    for (int i = 0; i < N; i++) assert_int_equal(((const uint16_t *)t.data)[i], ct_f32_to_bf16(src[i]));
+    ct_tensor_release(&t);
+    /* the first non-finite element wins, across blocks, in each dtype */
+    src[250001] = INFINITY;
+    src[70000] = NAN;
+    CT_ASSERT_OK(ct_tensor_upload_checked(f->fast, CT_DTYPE_BF16, src, CT_DTYPE_F32, 2, shape, &bad, &t));
+    assert_int_equal(bad, 70000);
+    ct_tensor_release(&t);
+    assert_int_equal(ct_first_non_finite(src, CT_DTYPE_F32, N), 70000);
+    assert_int_equal(ct_first_non_finite(src + 70001, CT_DTYPE_F32, N - 70001), 250001 - 70001);
+    uint16_t *h = malloc(2 * N);
+    assert_non_null(h);
+    for (int i = 0; i < N; i++) h[i] = ct_f32_to_bf16(src[i]);
+    assert_int_equal(ct_first_non_finite(h, CT_DTYPE_BF16, N), 70000);
+    CT_ASSERT_OK(ct_tensor_upload_checked(f->fast, CT_DTYPE_F32, h, CT_DTYPE_BF16, 2, shape, &bad, &t));
+    assert_int_equal(bad, 70000);
+    for (int i = 0; i < N; i++)
+        if (i != 70000) assert_true(((const float *)t.data)[i] == ct_bf16_to_f32(h[i]));
+    ct_tensor_release(&t);
+    src[70000] = 1.0f;
+    src[250001] = 1.0f;
+    assert_int_equal(ct_first_non_finite(src, CT_DTYPE_F32, N), -1);
+    free(h);
+    free(src);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_borrow_and_checked_upload),
         cmocka_unit_test(test_matmul_known_values),
         cmocka_unit_test(test_attn_relpos),
         cmocka_unit_test(test_decoder_attention),

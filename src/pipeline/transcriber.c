@@ -32,6 +32,10 @@ ct_status ct_transcriber_create(const ct_transcriber_options *o, ct_transcriber 
     CT_TRY(ct_transcriber_options_check(o));
     ct_transcriber *t = calloc(1, sizeof *t);
     if (!t) return ct_fail(CT_ERR_OOM, "transcriber");
+    /* first: ct_transcriber_free (also on the failure below) takes the lock */
+    pthread_mutex_init(&t->mu, NULL);
+    atomic_init(&t->cancel, 0);
+    ct_breaker_init(&t->breaker);
     t->o = *o;
     int k = 0;
     t->o.model = dup_opt(t, k++, o->model);
@@ -51,9 +55,6 @@ ct_status ct_transcriber_create(const ct_transcriber_options *o, ct_transcriber 
         ct_transcriber_free(t);
         return ct_fail(CT_ERR_OOM, "transcriber options");
     }
-    pthread_mutex_init(&t->mu, NULL);
-    atomic_init(&t->cancel, 0);
-    ct_breaker_init(&t->breaker);
     *out = t;
     return CT_OK;
 }

@@ -142,21 +142,9 @@ static json_t *models(const ct_profile_input *in, int *ok) {
     const ct_transcriber_options *o = in->options;
     const ct_output_context *ctx = in->ctx;
     const char *ver = ctx->package_version ? ctx->package_version : "";
-    json_t *m = json_object(), *asr = json_object();
+    json_t *m = json_object();
     const char *id = ctx->model_id ? ctx->model_id : in->model_requested ? in->model_requested : CT_DEFAULT_MODEL_ID;
-    ct_jset(asr, "id", json_string(id), ok);
-    ct_jset(asr, "revision", ct_jstr_or_null(ctx->model_revision), ok);
-    ct_jset(asr, "format", json_string("dense"), ok);
-    ct_jset(asr, "quantization", json_null(), ok);
-    if (ctx->adapter_id) {
-        json_t *ad = json_object();
-        ct_jset(ad, "id", json_string(ctx->adapter_id), ok);
-        ct_jset(ad, "revision", ct_jstr_or_null(ctx->adapter_revision), ok);
-        ct_jset(asr, "adapter", ad, ok);
-    } else {
-        ct_jset(asr, "adapter", json_null(), ok);
-    }
-    ct_jset(m, "asr", asr, ok);
+    ct_jset(m, "asr", ct_asr_model_json(id, ctx, ok), ok);
     if (o->vad == CT_VAD_MODE_SILERO) {
         json_t *v = json_object();
         ct_jset(v, "source", json_string("silero-vad"), ok);

@@ -227,11 +227,9 @@ json_t *ct_aligner_model_json(const char *ver) {
     return a;
 }
 
-static json_t *models(const ct_file_record *r, const ct_transcriber_options *o, const ct_output_context *ctx,
-                      int *ok) {
-    const char *ver = ctx->package_version ? ctx->package_version : "";
-    json_t *m = json_object(), *asr = json_object();
-    ct_jset(asr, "id", ct_jstr_or_null(ctx->model_id), ok);
+json_t *ct_asr_model_json(const char *id, const ct_output_context *ctx, int *ok) {
+    json_t *asr = json_object();
+    ct_jset(asr, "id", ct_jstr_or_null(id), ok);
     ct_jset(asr, "revision", ct_jstr_or_null(ctx->model_revision), ok);
     ct_jset(asr, "format", json_string("dense"), ok);
     ct_jset(asr, "quantization", json_null(), ok);
@@ -243,7 +241,14 @@ static json_t *models(const ct_file_record *r, const ct_transcriber_options *o, 
     } else {
         ct_jset(asr, "adapter", json_null(), ok);
     }
-    ct_jset(m, "asr", asr, ok);
+    return asr;
+}
+
+static json_t *models(const ct_file_record *r, const ct_transcriber_options *o, const ct_output_context *ctx,
+                      int *ok) {
+    const char *ver = ctx->package_version ? ctx->package_version : "";
+    json_t *m = json_object();
+    ct_jset(m, "asr", ct_asr_model_json(ctx->model_id, ctx, ok), ok);
     if (o->vad == CT_VAD_MODE_SILERO) {
         json_t *v = json_object();
         ct_jset(v, "source", json_string("silero-vad"), ok);

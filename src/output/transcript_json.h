@@ -58,6 +58,9 @@ const char *ct_alignment_name(ct_alignment a);      /* segment / word / none */
 /* The timing mode in effect: none with text_only, else the alignment. */
 ct_alignment ct_timing_mode(const ct_transcriber_options *o);
 
+/* models.asr of transcripts and profiles: {id, revision, format "dense",
+ * quantization null, adapter null | {id, revision}} (a new reference). */
+json_t *ct_asr_model_json(const char *id, const ct_output_context *ctx, int *ok);
 /* {"package_version", "artifacts_sha256"} (a new reference). */
 json_t *ct_implementation_json(const ct_output_context *ctx);
 

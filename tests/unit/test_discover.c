@@ -18,10 +18,7 @@ static char g_dir[4096]; /* the realpath of this test's temp folder */
 
 static int setup(void **state) {
     (void)state;
-    char *r = realpath(ct_test_tmpdir(), NULL);
-    assert_non_null(r);
-    snprintf(g_dir, sizeof g_dir, "%s", r);
-    free(r);
+    snprintf(g_dir, sizeof g_dir, "%s", ct_test_real_tmpdir());
     return 0;
 }
 
@@ -31,13 +28,7 @@ static int teardown(void **state) {
     return 0;
 }
 
-static const char *P(const char *rel) {
-    static char buf[8][4096];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, rel);
-    return buf[k];
-}
+static const char *P(const char *rel) { return ct_test_join(g_dir, rel); }
 
 static void mkd(const char *rel) { assert_int_equal(mkdir(P(rel), 0777), 0); }
 static void touch(const char *rel) { ct_test_write_file(P(rel), "x", 1); }

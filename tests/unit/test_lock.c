@@ -21,10 +21,7 @@ static char g_dir[4096];
 
 static int setup(void **state) {
     (void)state;
-    char *r = realpath(ct_test_tmpdir(), NULL);
-    assert_non_null(r);
-    snprintf(g_dir, sizeof g_dir, "%s", r);
-    free(r);
+    snprintf(g_dir, sizeof g_dir, "%s", ct_test_real_tmpdir());
     umask(022);
     return 0;
 }
@@ -35,13 +32,7 @@ static int teardown(void **state) {
     return 0;
 }
 
-static const char *P(const char *rel) {
-    static char buf[8][4096];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, rel);
-    return buf[k];
-}
+static const char *P(const char *rel) { return ct_test_join(g_dir, rel); }
 
 static void sha256_hex(const char *s, char out[65]) {
     unsigned char md[32];

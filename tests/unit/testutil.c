@@ -115,3 +115,20 @@ void ct_test_expect_file_text(const char *path, const char *want) {
     assert_memory_equal(buf, want, n);
     free(buf);
 }
+
+const char *ct_test_real_tmpdir(void) {
+    static char buf[4096];
+    char *r = realpath(ct_test_tmpdir(), NULL);
+    assert_non_null(r);
+    snprintf(buf, sizeof buf, "%s", r);
+    free(r);
+    return buf;
+}
+
+const char *ct_test_join(const char *dir, const char *rel) {
+    static char buf[16][4096];
+    static int k;
+    k = (k + 1) % 16;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, rel);
+    return buf[k];
+}

@@ -25,6 +25,10 @@ const char *ct_test_path(const char *env_var, const char *rel);
  * contents by ct_test_rmtree. */
 const char *ct_test_tmpdir(void);
 void ct_test_rmtree(const char *dir);
+/* The same, as its canonical path (realpath), for tests that compare paths. */
+const char *ct_test_real_tmpdir(void);
+/* dir "/" rel in a ring of 16 buffers (valid for the next 15 calls). */
+const char *ct_test_join(const char *dir, const char *rel);
 
 /* Write bytes to a file (test data); asserts on failure. */
 void ct_test_write_file(const char *path, const void *data, size_t len);

@@ -195,6 +195,12 @@ typedef struct ct_transcriber_options {
     /* Messages name options by their field here (max_dur); a command-line
      * front end sets this to have them named as its flags (--max-dur). */
     int cli_option_names;
+    /* Benchmarks only (ours; docs/USAGE.md): > 0 makes every segment decode
+     * exactly ceil(rate x its seconds) tokens (capped by max_new_tokens and
+     * the decoder context) with EOS ignored, no repetition guard and no
+     * token-limit retry, so a run on random weights does a fixed amount of
+     * work. Outputs are still written; their text means nothing. 0: off. */
+    double benchmark_tokens_per_second;
 } ct_transcriber_options;
 
 CT_API ct_transcriber_options ct_transcriber_default_options(void);

@@ -141,6 +141,14 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     ct_asr_request def = ct_asr_default_request();
     if (!req) req = &def;
     if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
+    /* per-row budgets are a benchmark feature: the GPU engine's per-row count
+     * suppresses EOS, so both paths take them only together with ignore_eos */
+    if (req->row_max_new_tokens && !req->ignore_eos)
+        return ct_fail(CT_ERR_INVALID_ARG, "asr: per-clip token budgets need ignore_eos");
+    for (int b = 0; req->row_max_new_tokens && b < B; b++) /* before any work, on either path */
+        if (req->row_max_new_tokens[b] < 1 || (req->max_new_tokens > 0 && req->row_max_new_tokens[b] > req->max_new_tokens))
+            return ct_fail(CT_ERR_INVALID_ARG, "asr: clip %d: token budget %d outside 1..max_new_tokens (%d)", b,
+                           req->row_max_new_tokens[b], req->max_new_tokens);
     if (a->gpu) {
         ct_asr_gpu_ctx g = {a->gpu, a->tok, a->mel, &a->w.hp, a->eos_id, a->cfg.pad_id >= 0 ? a->cfg.pad_id : a->eos_id,
                             &a->cfg};
@@ -241,7 +249,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     }
     if ((s = ct_decoder_prepare(&a->w, be, &a->act, &a->ws, enc, enc_len, B, Te_got, Smax, &dst)) != CT_OK) goto done;
     ct_generate_options go = {.max_new_tokens = max_new, .eos_id = a->eos_id, .ignore_eos = req->ignore_eos,
-                              .keep_logits = req->keep_logits};
+                              .keep_logits = req->keep_logits, .row_max_new_tokens = req->row_max_new_tokens};
     if ((s = ct_generate_greedy(&a->w, be, &dst, &a->ws, prompts, P, &go, rows)) != CT_OK) goto done;
     if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
     out->seconds_decoder = ct_now() - t2;

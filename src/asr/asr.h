@@ -39,6 +39,8 @@ typedef struct ct_asr_request {
     int dither;                   /* 0 (default) */
     int max_new_tokens;           /* default 1024 − prompt (the position table) */
     int ignore_eos;               /* benchmarks: force max_new_tokens (cuda: EOS is suppressed instead) */
+    const int *row_max_new_tokens; /* NULL, or per clip a budget in 1..max_new_tokens (or the position
+                                    * table); needs ignore_eos: clip i generates exactly that many (benchmarks) */
     int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result
                                                    * (cuda: keep_logits is refused) */
 } ct_asr_request;

@@ -77,18 +77,22 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
     size_t *ns = malloc(sizeof(size_t) * (size_t)n);
     int *flen = malloc(sizeof(int) * (size_t)n), *elen = malloc(sizeof(int) * (size_t)n);
     int *ngen = malloc(sizeof(int) * (size_t)n);
+    int *rowlim = req->row_max_new_tokens ? malloc(sizeof(int) * (size_t)n) : NULL;
     int32_t *tokens = malloc(sizeof(int32_t) * (size_t)n * W);
     float *feats = NULL, *enc = NULL;
-    if (!pcm || !ns || !flen || !elen || !ngen || !tokens) {
+    if (!pcm || !ns || !flen || !elen || !ngen || !tokens || (req->row_max_new_tokens && !rowlim)) {
         s = ct_fail(CT_ERR_OOM, "cuda: batch of %d rows", n);
         goto done;
     }
     for (int i = 0; i < n; i++) {
         pcm[i] = clips[idx[i]];
         ns[i] = n_samples[idx[i]];
+        /* the engine's per-row count is exact (it is a benchmark feature): cap it at the group's budget */
+        if (rowlim) rowlim[i] = req->row_max_new_tokens[idx[i]] < max_new ? req->row_max_new_tokens[idx[i]] : max_new;
     }
     ct_gpu_request rq = {.batch = n, .prompt = prompt, .prompt_len = P, .max_new = max_new,
-                         .force_max_new = req->ignore_eos, .eos = g->eos_id, .pad = g->pad_id};
+                         .force_max_new = req->ignore_eos, .row_new = rowlim,
+                         .eos = g->eos_id, .pad = g->pad_id};
     ct_gpu_result res = {.tokens = tokens, .n_generated = ngen, .enc_lengths = elen};
     if (req->dither || req->keep_features) {
         feats = malloc(sizeof(float) * (size_t)n * T * M);
@@ -167,6 +171,7 @@ done:
     free(flen);
     free(elen);
     free(ngen);
+    free(rowlim);
     free(tokens);
     free(feats);
     free(enc);

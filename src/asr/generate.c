@@ -40,6 +40,11 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
     if (cap > w->hp.max_pos - P) cap = w->hp.max_pos - P;
     int budget = opts->max_new_tokens < cap ? opts->max_new_tokens : cap;
     ct_stop_reason at_budget = opts->max_new_tokens <= cap ? CT_STOP_MAX_TOKENS : CT_STOP_POSITIONS;
+    if (opts->row_max_new_tokens)
+        for (int b = 0; b < B; b++)
+            if (opts->row_max_new_tokens[b] < 1 || opts->row_max_new_tokens[b] > opts->max_new_tokens)
+                return ct_fail(CT_ERR_INVALID_ARG, "generate: row %d budget %d (1..%d)", b, opts->row_max_new_tokens[b],
+                               opts->max_new_tokens);
     memset(rows, 0, sizeof *rows * (size_t)B);
     ct_status s = CT_OK;
     int *slot = malloc(sizeof(int) * (size_t)B);
@@ -80,6 +85,8 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
             row->n_tokens++;
             if (next[r] == opts->eos_id && !opts->ignore_eos) row->stop = CT_STOP_EOS;
             else if (row->n_tokens >= budget) row->stop = at_budget;
+            else if (opts->row_max_new_tokens && row->n_tokens >= opts->row_max_new_tokens[slot[r]])
+                row->stop = CT_STOP_MAX_TOKENS;
             if (row->stop == CT_STOP_NONE) { /* stays: feed its token next step */
                 slot[kept] = slot[r];
                 ids[kept] = next[r];

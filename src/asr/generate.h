@@ -25,6 +25,10 @@ typedef struct ct_generate_options {
     int32_t eos_id;
     int ignore_eos;  /* benchmarks: keep going to max_new_tokens */
     int keep_logits; /* copy the logits that chose each token */
+    /* NULL, or (B) a budget per row, each in 1..max_new_tokens: row b stops
+     * at row_max_new_tokens[b] (benchmarks give every row its own exact
+     * count with ignore_eos; CT_STOP_MAX_TOKENS there). */
+    const int *row_max_new_tokens;
 } ct_generate_options;
 
 typedef struct ct_generate_row {

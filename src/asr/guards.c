@@ -1,7 +1,10 @@
-/* guards.c — repetition guard and token-limit retry rule (guards.h). Pure
+/* guards.c — repetition guard, token-limit retry rule and the benchmark
+ * mode's token count (guards.h). Pure
  * functions on token ids and limits; the decoding loop that calls them is
  * in the engine. */
 #include "asr/guards.h"
+
+#include <math.h>
 
 static int blocks_repeat(const int32_t *g, size_t n, size_t p) {
     const int32_t *last = g + n - p;
@@ -45,4 +48,10 @@ int ct_retry_token_limit(int limit, int max_retry_tokens, int row_limit, int cap
     long grown = (long)limit * 2 > (long)limit + 128 ? (long)limit * 2 : (long)limit + 128;
     long proposed = grown < ceiling ? grown : ceiling;
     return ceiling - proposed < 128 ? ceiling : (int)proposed;
+}
+
+int ct_benchmark_token_count(double rate, size_t n_samples, int limit) {
+    double t = ceil(rate * (double)n_samples / 16000.0);
+    if (!(t >= 1.0)) t = 1.0; /* also NaN: the options check refuses such rates before */
+    return t < (double)limit ? (int)t : limit;
 }

@@ -45,4 +45,12 @@ int ct_generation_capacity(int decoder_context, int prompt_len);
  * A result equal to limit means "do not retry". 445 -> 896 by default. */
 int ct_retry_token_limit(int limit, int max_retry_tokens, int row_limit, int capacity);
 
+/* Benchmark mode (ours, not the original's): the exact token count of a
+ * segment of n_samples at 16 kHz when every segment decodes `rate` tokens per
+ * second of audio, EOS ignored: ceil(rate * n_samples / 16000), at least 1,
+ * at most `limit` (the call's effective limit, > 0). The one definition the
+ * product (pipeline/asr_run.c) and the engine-alone bound
+ * (tools/bench/bench_product_engine.c) share. */
+int ct_benchmark_token_count(double rate, size_t n_samples, int limit);
+
 #endif

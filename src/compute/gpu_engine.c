@@ -91,7 +91,7 @@ ct_status ct_gpu_engine_run(ct_gpu_engine *e, const ct_gpu_request *rq, ct_gpu_r
         free(row_new);
         return ct_fail(CT_ERR_OOM, "cuda: batch of %d rows", rq->batch);
     }
-    for (int b = 0; row_new && b < rq->batch; b++) row_new[b] = rq->max_new;
+    for (int b = 0; row_new && b < rq->batch; b++) row_new[b] = rq->row_new ? rq->row_new[b] : rq->max_new;
     ct_cuda_asr_request q;
     memset(&q, 0, sizeof q);
     q.batch = rq->batch;

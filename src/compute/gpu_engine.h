@@ -58,6 +58,7 @@ typedef struct ct_gpu_request {
     int prompt_len;
     int max_new;       /* at most this many generated tokens per row */
     int force_max_new; /* 1: every row generates exactly max_new (EOS ignored) */
+    const int *row_new; /* with force_max_new: NULL, or (batch) row b generates exactly row_new[b] ≤ max_new */
     int eos, pad;
 } ct_gpu_request;
 

@@ -115,6 +115,8 @@ static json_t *configuration(const ct_profile_input *in, int resolved, int *ok) 
     ct_jset(c, "max_retry_tokens", json_integer(o->max_retry_tokens), ok);
     ct_jset(c, "truncation_policy", json_string(o->truncation_policy == CT_TRUNCATION_WARN ? "warn" : "retry"), ok);
     ct_jset(c, "stop_repetition_loops", json_boolean(o->stop_repetition_loops), ok);
+    if (o->benchmark_tokens_per_second > 0) /* ours; only when on, so the profile stays the original's otherwise */
+        ct_jset(c, "benchmark_tokens_per_second", ct_jreal(o->benchmark_tokens_per_second), ok);
     ct_alignment al = resolved ? ct_timing_mode(o) : o->alignment;
     ct_jset(c, "alignment", json_string(ct_alignment_name(al)), ok);
     ct_jset(c, "align_batch_size", json_integer(o->align_batch_size), ok);

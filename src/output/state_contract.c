@@ -78,6 +78,11 @@ ct_status ct_asr_contract_json(const ct_transcriber_options *o, const ct_contrac
     ct_jset(c, "stop_repetition_loops", json_boolean(o->stop_repetition_loops), &ok);
     /* Our addition: the prompt's punctuation flag changes the text. */
     ct_jset(c, "punctuation", json_boolean(o->punctuation), &ok);
+    /* Benchmark mode's outputs must never pass for a real run's (a later
+     * run without it re-transcribes them): the key exists only when it is on,
+     * so every other contract stays the original's. */
+    if (o->benchmark_tokens_per_second > 0)
+        ct_jset(c, "benchmark_tokens_per_second", ct_jreal(o->benchmark_tokens_per_second), &ok);
 
     json_t *asr = json_object();
     ct_jset(asr, "id", ct_jstr_or_null(in->model_id), &ok);

@@ -64,7 +64,12 @@ static ct_status take_row(pass_ctx *x, size_t k, const ct_asr_clip *c, int eff) 
     int n = c->n_tokens;
     int has_eos = n > 0 && c->tokens[n - 1] == eos;
     size_t g = (size_t)(has_eos ? n - 1 : n); /* the guard looks at generated tokens without EOS */
-    size_t stop = x->o->stop_repetition_loops ? ct_repetition_first_stop(c->tokens, g) : 0;
+    int bench = x->o->benchmark_tokens_per_second > 0;
+    /* Benchmark mode: the random weights' tokens mean nothing, so the guard
+     * would cut rows at chance repeats (changing the recorded counts) and
+     * the retry would re-decode every row (each reaches its imposed count),
+     * doubling the work the mode exists to fix. Both are off there. */
+    size_t stop = x->o->stop_repetition_loops && !bench ? ct_repetition_first_stop(c->tokens, g) : 0;
     free(sg->text);
     sg->text = NULL;
     sg->repetition_stopped = stop > 0;
@@ -76,7 +81,7 @@ static ct_status take_row(pass_ctx *x, size_t k, const ct_asr_clip *c, int eff) 
     } else {
         CT_TRY(ct_tokenizer_decode(tok, c->tokens, n, &sg->text));
         sg->generated_tokens = n;
-        sg->hit_limit = !has_eos && n >= eff;
+        sg->hit_limit = !bench && !has_eos && n >= eff;
         if (sg->hit_limit && x->o->retry) {
             int nx = ct_retry_token_limit(x->limit, x->o->max_retry_tokens, eff, x->capacity);
             if (nx > x->limit) x->next[k] = nx;
@@ -92,22 +97,34 @@ static ct_status exec_batch(void *vctx, const int *idx, int m) {
     const float **clips = malloc(sizeof *clips * (size_t)m);
     size_t *ns = malloc(sizeof *ns * (size_t)m);
     const char **langs = malloc(sizeof *langs * (size_t)m);
-    if (!clips || !ns || !langs) {
-        free(clips), free(ns), free(langs);
+    double rate = x->o->benchmark_tokens_per_second;
+    int *budget = rate > 0 ? malloc(sizeof *budget * (size_t)m) : NULL;
+    if (!clips || !ns || !langs || (rate > 0 && !budget)) {
+        free(clips), free(ns), free(langs), free(budget);
         return ct_fail(CT_ERR_OOM, "asr: batch of %d", m);
     }
+    int eff = x->limit < x->capacity ? x->limit : x->capacity;
     size_t longest = 0;
+    int most = 0;
     for (int i = 0; i < m; i++) {
         const ct_asr_seg *sg = &x->segs[x->map[idx[i]]];
         clips[i] = sg->pcm, ns[i] = sg->n, langs[i] = sg->language;
         if (sg->n > longest) longest = sg->n;
+        if (budget) {
+            budget[i] = ct_benchmark_token_count(rate, sg->n, eff);
+            if (budget[i] > most) most = budget[i];
+        }
     }
-    int eff = x->limit < x->capacity ? x->limit : x->capacity;
     ct_asr_request rq = ct_asr_default_request();
     rq.languages = langs;
     rq.punctuation = x->o->punctuation;
     rq.dither = x->o->dither;
     rq.max_new_tokens = eff;
+    if (budget) { /* the call's limit is the longest row's count: the KV cache is sized by it */
+        rq.ignore_eos = 1;
+        rq.row_max_new_tokens = budget;
+        rq.max_new_tokens = most;
+    }
     ct_asr_result res;
     double t0 = ct_now();
     ct_status s = ct_asr_transcribe(x->asr, clips, ns, m, &rq, &res);
@@ -138,7 +155,7 @@ static ct_status exec_batch(void *vctx, const int *idx, int m) {
         if (s == CT_OK) s = record_call(x->st, &call);
         if (s == CT_OK && x->o->on_batch) x->o->on_batch(x->o->user, m);
     }
-    free(clips), free(ns), free(langs);
+    free(clips), free(ns), free(langs), free(budget);
     return s;
 }
 

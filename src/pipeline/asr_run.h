@@ -16,6 +16,8 @@
  *    batches; otherwise the row is final with hit_limit set.
  * A segment's generated_tokens counts the kept tokens plus the EOS when one
  * was produced and the guard did not fire (§13.1).
+ * Benchmark mode (benchmark_tokens_per_second > 0) replaces that policy by a
+ * fixed amount of work per segment (below).
  */
 #ifndef CT_PIPELINE_ASR_RUN_H
 #define CT_PIPELINE_ASR_RUN_H
@@ -52,6 +54,11 @@ typedef struct ct_asr_run_options {
     int stop_repetition_loops;
     int punctuation;
     int dither;            /* the release's feature extractor dithers (1e-5) */
+    /* > 0: benchmark mode. Every row decodes exactly
+     * ct_benchmark_token_count(rate, its samples, the call's limit) tokens with
+     * EOS ignored; the repetition guard and the retry are off and no row is
+     * marked hit_limit (the count is imposed, not a truncation). */
+    double benchmark_tokens_per_second;
     const atomic_int *cancel; /* nonzero: stop before the next call (CT_ERR_ABORTED) */
     void (*on_batch)(void *user, int rows); /* after each successful engine call (may be NULL) */
     void *user;

@@ -355,6 +355,10 @@ static ct_status check_additions(const ct_transcriber_options *o) {
         return ct_fail(CT_ERR_INVALID_ARG, "%s must be non-negative (0: every core)", N("threads"));
     if (o->device_index < 0)
         return ct_fail(CT_ERR_INVALID_ARG, "%s must be non-negative", N("device_index"));
+    if (!isfinite(o->benchmark_tokens_per_second) || o->benchmark_tokens_per_second < 0 ||
+        o->benchmark_tokens_per_second > 1000)
+        return ct_fail(CT_ERR_INVALID_ARG, "%s must be a finite number of tokens per second in 0..1000 (0: off)",
+                       N("benchmark_tokens_per_second"));
     if (o->vad_weights && !*o->vad_weights)
         return ct_fail(CT_ERR_INVALID_ARG, "%s must not be empty", N("vad_weights"));
     if (o->device == CT_DEVICE_MPS)

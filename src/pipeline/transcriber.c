@@ -445,7 +445,8 @@ static ct_status group_run(ct_pipe *p, group *g) {
         .max_new_tokens = p->t->o.max_new_tokens, .max_retry_tokens = p->t->o.max_retry_tokens,
         .retry = p->t->o.truncation_policy == CT_TRUNCATION_RETRY,
         .stop_repetition_loops = p->t->o.stop_repetition_loops, .punctuation = p->t->o.punctuation,
-        .dither = 1, .cancel = &p->t->cancel, .on_batch = on_batch, .user = p};
+        .dither = 1, .benchmark_tokens_per_second = p->t->o.benchmark_tokens_per_second,
+        .cancel = &p->t->cancel, .on_batch = on_batch, .user = p};
     p->segments_live = p->segments_done;
     ct_status s = total ? ct_asr_run(p->t->asr, &p->t->breaker, segs, total, &ro, &p->asr_stats) : CT_OK;
     if (s == CT_ERR_ABORTED) goto done;

@@ -200,6 +200,46 @@ static void test_bad_requests(void **state) {
     ct_asr_free(asr);
 }
 
+/* Per-clip budgets (the benchmark mode's): with ignore_eos each clip
+ * generates exactly its own count, in any order of sizes; the clips that share
+ * a budget with the batch-wide run give its tokens (same greedy path);
+ * without ignore_eos, or with a budget outside 1..max_new_tokens, refused
+ * before any work. */
+static void test_row_budgets(void **state) {
+    fx *f = *state;
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), NULL, &asr));
+    ct_asr_request rq = ct_asr_default_request();
+    rq.ignore_eos = 1;
+    rq.max_new_tokens = 30;
+    ct_asr_result all, r;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &all));
+    int budget[NCLIPS];
+    for (int i = 0; i < NCLIPS; i++) budget[i] = 1 + (7 * i + 3) % 30; /* 4, 11, 18, 25, 2, 9, ... */
+    for (int i = 0; i < NCLIPS; i++) assert_true(budget[i] >= 1 && budget[i] <= 30);
+    rq.row_max_new_tokens = budget;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &r));
+    for (int i = 0; i < NCLIPS; i++) {
+        assert_int_equal(all.clips[i].n_tokens, 30);
+        assert_int_equal(r.clips[i].n_tokens, budget[i]);
+        assert_int_equal(r.clips[i].stop, CT_STOP_MAX_TOKENS);
+        /* a row's own budget ends it early; its tokens are the full run's prefix */
+        assert_memory_equal(r.clips[i].tokens, all.clips[i].tokens, sizeof(int32_t) * (size_t)budget[i]);
+    }
+    ct_asr_result_free(&r);
+    ct_asr_result_free(&all);
+    budget[1] = 31;
+    CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &r), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("clip 1: token budget 31");
+    budget[1] = 0;
+    CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &r), CT_ERR_INVALID_ARG);
+    budget[1] = 5;
+    rq.ignore_eos = 0;
+    CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &r), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("need ignore_eos");
+    ct_asr_free(asr);
+}
+
 /* Issue 10 item 8: a language is one of the model's language tokens. Special
  * tokens that exist in the vocabulary (<|pnc|>, <|itn|>, <|nospeech|>) were
  * accepted before; now they are refused up front and in every transcription,
@@ -318,6 +358,7 @@ int main(void) {
         cmocka_unit_test(test_alone_equals_batch),
         cmocka_unit_test(test_layouts_and_bf16),
         cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_row_budgets),
         cmocka_unit_test(test_languages),
         cmocka_unit_test(test_inspect_tool),
     };

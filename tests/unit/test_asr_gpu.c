@@ -197,7 +197,8 @@ static ct_status scripted_run(void *impl, const ct_gpu_request *rq, ct_gpu_resul
     for (int b = 0; b < rq->batch; b++) {
         size_t n = rq->pcm ? rq->n_samples[b] : (size_t)rq->feature_lengths[b] * 160;
         int32_t gen[64];
-        int k = scripted_tokens(n, rq->max_new, rq->force_max_new, gen);
+        /* per-row counts (benchmark mode) must reach the engine in its rows' order */
+        int k = scripted_tokens(n, rq->force_max_new && rq->row_new ? rq->row_new[b] : rq->max_new, rq->force_max_new, gen);
         for (int i = 0; i < W; i++)
             res->tokens[(size_t)b * W + i] = i < rq->prompt_len ? rq->prompt[i] : i - rq->prompt_len < k ? gen[i - rq->prompt_len] : PAD;
         res->n_generated[b] = k;
@@ -255,12 +256,15 @@ static void test_host_side_with_scripted_engine(void **state) {
     int Tall = ct_gpu_engine_feature_frames(nmax), Lall[NCLIPS];
     float *dfeat = malloc(sizeof(float) * (size_t)NCLIPS * Tall * 128);
     CT_ASSERT_OK(ct_mel_compute_batch(mel, (const float *const *)clips, n, NCLIPS, 1, dfeat, Tall, Lall));
-    for (int pass = 0; pass < 3; pass++) { /* 0: GPU mel, 1: dither → CPU mel, 2: ignore_eos */
+    /* per-clip budgets, distinct, in an order the prompt grouping scrambles */
+    const int budget[NCLIPS] = {3, MAXNEW, 1, 2, MAXNEW - 1, 4};
+    for (int pass = 0; pass < 4; pass++) { /* 0: GPU mel, 1: dither → CPU mel, 2: ignore_eos, 3: + budgets */
         memset(&sc, 0, sizeof sc);
         rq.keep_logits = 0;
         rq.keep_features = rq.keep_encoder = 1;
         rq.dither = pass == 1;
-        rq.ignore_eos = pass == 2;
+        rq.ignore_eos = pass >= 2;
+        rq.row_max_new_tokens = pass == 3 ? budget : NULL;
         CT_ASSERT_OK(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r));
         /* three prompt groups in first-appearance order: en {0,2,4}, de {1,5}, fr {3} */
         assert_int_equal(sc.calls, 3);
@@ -281,10 +285,11 @@ static void test_host_side_with_scripted_engine(void **state) {
         for (int i = 0; i < NCLIPS; i++) {
             const ct_asr_clip *c = &r.clips[i];
             int32_t want[64];
-            int k = scripted_tokens(pass == 1 ? n[i] / 160 * 160 : n[i], MAXNEW, pass == 2, want);
+            int k = scripted_tokens(pass == 1 ? n[i] / 160 * 160 : n[i], pass == 3 ? budget[i] : MAXNEW, pass >= 2, want);
             assert_int_equal(c->n_tokens, k);
+            if (pass == 3) assert_int_equal(k, budget[i]);
             assert_memory_equal(c->tokens, want, sizeof(int32_t) * k);
-            assert_int_equal(c->stop, want[k - 1] == EOS && pass != 2 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
+            assert_int_equal(c->stop, want[k - 1] == EOS && pass < 2 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
             char *text;
             CT_ASSERT_OK(ct_tokenizer_decode(tok, c->tokens, c->n_tokens, &text));
             assert_string_equal(text, c->text);

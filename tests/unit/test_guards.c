@@ -117,12 +117,25 @@ static void test_retry_rule(void **state) {
     assert_int_equal(ct_retry_token_limit(10, 265, 10, cap), 265);
 }
 
+/* The benchmark mode's count: ceil(rate x seconds), at least 1, at most the limit. */
+static void test_benchmark_count(void **state) {
+    (void)state;
+    assert_int_equal(ct_benchmark_token_count(3.3, 94592, 445), 20);   /* 5.912 s: 19.51 -> 20 */
+    assert_int_equal(ct_benchmark_token_count(3.3, 362880, 445), 75);  /* 22.68 s: 74.84 -> 75 */
+    assert_int_equal(ct_benchmark_token_count(3.3, 362880, 60), 60);   /* the limit caps it */
+    assert_int_equal(ct_benchmark_token_count(2.0, 16000, 445), 2);    /* an exact product is not rounded up */
+    assert_int_equal(ct_benchmark_token_count(2.0, 16001, 445), 3);    /* one sample more is */
+    assert_int_equal(ct_benchmark_token_count(3.3, 0, 445), 1);        /* never zero */
+    assert_int_equal(ct_benchmark_token_count(3.3, 30 * 16000, 445), 99);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guard_fires_on_four_copies),
         cmocka_unit_test(test_guard_period_range),
         cmocka_unit_test(test_guard_first_stop),
         cmocka_unit_test(test_retry_rule),
+        cmocka_unit_test(test_benchmark_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

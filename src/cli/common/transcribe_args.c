@@ -1,7 +1,7 @@
 /* transcribe_args.c — cohere-transcribe's option table (the original's
  * options, order, metavars and help texts, PRODUCT-DETAILS §10.4, plus ours:
  * --device-index, --threads, --vad-weights, --no-punctuation, --aligner-model,
- * --aligner-revision), the parse of
+ * --aligner-revision, --benchmark-tokens-per-second), the parse of
  * argv into ct_transcriber_options, the report of help/version/errors, and a
  * JSON dump of the resolved options for tests. */
 #include "common/transcribe_args.h"
@@ -133,6 +133,10 @@ static const ct_arg_option OPTIONS[] = {
          NULL, 0),
     FLAG("--no-punctuation", "Lower-case text without punctuation (<|nopnc|> prompt).", G_ASR, punctuation,
          0, NULL, CT_ARG_ADDITION),
+    FLT("--benchmark-tokens-per-second", "RATE",
+        "Benchmarks only: every segment decodes exactly ceil(RATE x seconds) tokens, EOS ignored, no retry or "
+        "repetition guard.",
+        G_ASR, benchmark_tokens_per_second, NULL, CT_ARG_ADDITION),
 
     CHO("--alignment", "MODE", "Timestamp mode.", G_ALN, alignment, ALIGNMENT, "segment"),
     FLAG("--text-only", "Alias for --alignment none.", G_ALN, text_only, 1, NULL, 0),
@@ -270,6 +274,7 @@ char *ct_cli_options_json(const ct_transcriber_options *o, const char *const *pa
     json_object_set_new(j, "max_retry_tokens", json_integer(o->max_retry_tokens));
     json_object_set_new(j, "truncation_policy", json_string(ct_opt_truncation_name(o->truncation_policy)));
     json_object_set_new(j, "stop_repetition_loops", json_boolean(o->stop_repetition_loops));
+    json_object_set_new(j, "benchmark_tokens_per_second", real(o->benchmark_tokens_per_second));
     json_object_set_new(j, "alignment", json_string(ct_opt_alignment_name(o->alignment)));
     json_object_set_new(j, "effective_alignment", json_string(ct_opt_alignment_name(ct_options_alignment(o))));
     json_object_set_new(j, "text_only", json_boolean(o->text_only));

@@ -6,8 +6,10 @@
 # (so a count that only happens to match one formula fails the other); no
 # retry, no token-limit segment, the profile's batch totals add up to the
 # segments' and its configuration names the rate (and does not without the
-# option); a later run without the option does not skip the benchmark's
-# outputs (the contract differs); bad rates are refused with the message.
+# option); the engine-alone bound (bench_product_engine) reproduces the same
+# batches and row counts and objects to a profile whose rate is not the one
+# the product used; a later run without the option does not skip the
+# benchmark's outputs (the contract differs); bad rates are refused with the message.
 set -euo pipefail
 bin="$CT_BIN/cohere-transcribe"
 model="$CT_FIXTURES/tiny-product"
@@ -50,6 +52,20 @@ EOF
 run --benchmark-tokens-per-second 3.3 --profile-json "$tmp/p1.json" > "$tmp/r1.out" 2>&1 ||
   { cat "$tmp/r1.out"; exit 1; }
 check 3.3 "$tmp/p1.json"
+# the engine-alone bound over the same segments: the same batches, every row
+# at the formula's count (the product's checkpoints agree with it), the same
+# row steps in total; with the profile's rate altered it must object (exit 3)
+eng() { "$CT_BIN/bench_product_engine" --model "$model" --profile "$1" --out-dir "$c" --dtype fp32 --threads 2 --batch-size 4; }
+eng "$tmp/p1.json" > "$tmp/e1.out" 2> "$tmp/e1.err" || { cat "$tmp/e1.out" "$tmp/e1.err"; exit 1; }
+want=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['asr']['generated_tokens'])" "$tmp/p1.json")
+grep -qx "engine_row_steps $want product_row_steps $want (repetition-stopped rows counted at the limit: 0)" "$tmp/e1.out" &&
+  grep -qx "benchmark_tokens_per_second 3.3 formula_mismatches 0" "$tmp/e1.out" && grep -qx "batch_mismatches 0" "$tmp/e1.out" &&
+  grep -q "^engine_rtfx [0-9.]* " "$tmp/e1.out" || { echo "engine bound:"; cat "$tmp/e1.out"; exit 1; }
+sed 's/"benchmark_tokens_per_second": 3.3/"benchmark_tokens_per_second": 3.4/' "$tmp/p1.json" > "$tmp/p1x.json"
+rc=0
+eng "$tmp/p1x.json" > "$tmp/e2.out" 2> "$tmp/e2.err" || rc=$?
+[ $rc = 3 ] && grep -q "^benchmark_tokens_per_second 3.4 formula_mismatches [1-9]" "$tmp/e2.out" ||
+  { echo "engine bound with a wrong rate: exit $rc"; cat "$tmp/e2.out"; exit 1; }
 run --benchmark-tokens-per-second 7.25 --existing overwrite --profile-json "$tmp/p2.json" > "$tmp/r2.out" 2>&1 ||
   { cat "$tmp/r2.out"; exit 1; }
 out=$(check 7.25 "$tmp/p2.json")

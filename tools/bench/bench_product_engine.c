@@ -3,8 +3,13 @@
  * the run's profile (file order, batch history) and each file's ASR
  * checkpoint (segment times, generated tokens), rebuilds the product's file
  * groups and batches, and times ct_asr_transcribe on them with the recorded
- * token counts forced (ignore_eos). How the work is reproduced, and where it
- * can differ: docs/PERFORMANCE.md, "Product vs engine". */
+ * token counts forced (ignore_eos), each row its own count. Under the
+ * product's benchmark mode (the profile's configuration names
+ * benchmark_tokens_per_second) every row's count is the mode's formula
+ * (ct_benchmark_token_count), checked against what the product recorded.
+ * --device cuda runs the GPU engine: the bound tools/device/product_bench.sh
+ * compares the product with. How the work is reproduced, and where it can
+ * differ: docs/PERFORMANCE.md, "Product vs engine". */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +18,7 @@
 
 #include "asr/asr.h"
 #include "asr/breaker.h"
+#include "asr/guards.h"
 #include "asr/scheduler.h"
 #include "audio/audio.h"
 #include "core/fs.h"
@@ -20,7 +26,8 @@
 typedef struct {
     const float *pcm;
     size_t n;
-    int steps;   /* decode steps the product's engine call ran for this row (upper bound when unknown) */
+    int steps;   /* decode steps the product's engine call ran for this row (upper bound when unknown);
+                  * this row's exact budget here (row_max_new_tokens) */
     int tokens;  /* generated tokens the product recorded */
     int exact;   /* steps known exactly (EOS or token limit), not a repetition stop */
 } seg;
@@ -43,11 +50,13 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
     const float **clips = malloc(sizeof *clips * (size_t)m);
     size_t *ns = malloc(sizeof *ns * (size_t)m);
     const char **langs = malloc(sizeof *langs * (size_t)m);
+    int *budget = malloc(sizeof *budget * (size_t)m);
     int steps = 1, tokens = 0;
     size_t longest = 0;
     for (int i = 0; i < m; i++) {
         const seg *s = &x->segs[idx[i]];
         clips[i] = s->pcm, ns[i] = s->n, langs[i] = "en";
+        budget[i] = s->steps; /* the decoder drops each row at its own count, as the product's did */
         if (s->steps > steps) steps = s->steps;
         if (s->n > longest) longest = s->n;
         tokens += s->tokens;
@@ -64,6 +73,7 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         int same = json_integer_value(json_object_get(h, "segments")) == m;
         ct_asr_request rq = ct_asr_default_request();
         rq.languages = langs, rq.dither = 1, rq.ignore_eos = 1, rq.max_new_tokens = steps;
+        rq.row_max_new_tokens = budget;
         ct_asr_result res;
         double t0 = ct_now();
         ct_status st = ct_asr_transcribe(x->asr, clips, ns, m, &rq, &res);
@@ -71,7 +81,7 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         if (st == CT_OK) ct_asr_result_free(&res);
         fprintf(stderr, "  (product call %zu: out of memory at %d rows; here: %s, %.2f s)\n", x->next_call - 1, m,
                 st == CT_OK ? "succeeded" : ct_last_error(), ct_now() - t0);
-        free(clips), free(ns), free(langs);
+        free(clips), free(ns), free(langs), free(budget);
         if (!same || st != CT_ERR_OOM) x->mismatches++;
         x->oom_replayed++;
         return ct_fail(CT_ERR_OOM, "replayed out-of-memory");
@@ -89,6 +99,7 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
     rq.dither = 1; /* as the product (PRODUCT-DETAILS: the processor dithers) */
     rq.ignore_eos = 1;
     rq.max_new_tokens = steps;
+    rq.row_max_new_tokens = budget;
     ct_asr_result res;
     double t0 = ct_now();
     ct_status st = ct_asr_transcribe(x->asr, clips, ns, m, &rq, &res);
@@ -101,7 +112,7 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         ct_asr_result_free(&res);
         fprintf(stderr, "  call %lld: %d rows, %.2f s audio padded, %d steps: %.2f s\n", x->calls, m, padded, steps, dt);
     }
-    free(clips), free(ns), free(langs);
+    free(clips), free(ns), free(langs), free(budget);
     return st;
 }
 
@@ -113,20 +124,21 @@ static int in_list(json_t *a, size_t k) {
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *profile = NULL, *outdir = NULL, *dtype = "bf16";
+    const char *model = NULL, *profile = NULL, *outdir = NULL, *dtype = "bf16", *device = "cpu";
     int threads = 2, batch = 4;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--model")) model = argv[i + 1];
         else if (!strcmp(argv[i], "--profile")) profile = argv[i + 1];
         else if (!strcmp(argv[i], "--out-dir")) outdir = argv[i + 1];
         else if (!strcmp(argv[i], "--dtype")) dtype = argv[i + 1];
+        else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch-size")) batch = atoi(argv[i + 1]);
         else return fprintf(stderr, "unknown option %s\n", argv[i]), 2;
     }
     if (!model || !profile || !outdir) {
         fprintf(stderr, "usage: bench_product_engine --model DIR --profile P.json --out-dir DIR [--dtype bf16|fp32] "
-                        "[--threads N] [--batch-size N]\n");
+                        "[--threads N] [--batch-size N] [--device cpu|cuda]\n");
         return 2;
     }
     json_error_t je;
@@ -134,7 +146,16 @@ int main(int argc, char **argv) {
     if (!prof) return fprintf(stderr, "%s: %s\n", profile, je.text), 1;
     json_t *files = json_object_get(prof, "files");
     json_t *hist = json_object_get(json_object_get(prof, "asr"), "batch_history");
-    int max_new = (int)json_integer_value(json_object_get(json_object_get(prof, "configuration"), "max_new_tokens"));
+    json_t *conf = json_object_get(prof, "configuration");
+    int max_new = (int)json_integer_value(json_object_get(conf, "max_new_tokens"));
+    double rate = json_number_value(json_object_get(conf, "benchmark_tokens_per_second")); /* 0: not set */
+    /* transcriber.c's group rule: ≥ 4 batches of segments, or the PCM group
+     * cap (half the audio memory, at most 512 MiB, when preparation overlaps) */
+    double mem_gb = json_number_value(json_object_get(conf, "audio_memory_gb"));
+    uint64_t cap = mem_gb > 0 ? (uint64_t)floor(mem_gb * 1073741824.0) : 4ull << 30;
+    int pipelined = json_is_true(json_object_get(conf, "pipeline_preparation")) && json_array_size(files) > 1;
+    uint64_t group_cap = pipelined ? (cap / 2 > 0 ? cap / 2 : 1) : cap;
+    if (pipelined && group_cap > 512ull << 20) group_cap = 512ull << 20;
     size_t nf = json_array_size(files);
     ct_audio **audio = calloc(nf, sizeof *audio);
     json_t **ck = calloc(nf, sizeof *ck);
@@ -157,17 +178,29 @@ int main(int argc, char **argv) {
     ct_asr_options ao = ct_asr_default_options();
     ao.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : CT_DTYPE_F32;
     ao.threads = threads;
+    ao.device = device;
     ctx x = {.max_new = max_new, .hist = hist};
     double t0 = ct_now();
     if (ct_asr_open(model, &ao, &x.asr) != CT_OK) return fprintf(stderr, "%s\n", ct_last_error()), 1;
     double t_load = ct_now() - t0;
+    int32_t prompt[64];
+    int P = 0;
+    if (ct_tokenizer_prompt(ct_asr_tokenizer(x.asr), "en", 1, prompt, 64, &P) != CT_OK)
+        return fprintf(stderr, "%s\n", ct_last_error()), 1;
+    int capacity = ct_generation_capacity(ct_asr_model_weights(x.asr)->hp.max_pos, P);
+    int eff = max_new < capacity ? max_new : capacity; /* asr_run.c's first-pass limit */
+    int formula_mismatch = 0;
     ct_breaker br;
     ct_breaker_init(&br);
     int unknown = 0;
     size_t want = (size_t)batch * 4; /* transcriber.c: a group closes at 4 full batches of segments */
     for (size_t g0 = 0; g0 < nf;) {
         size_t g1 = g0, total = 0;
-        while (g1 < nf && total < want) total += json_array_size(json_object_get(ck[g1++], "segment_times"));
+        uint64_t bytes = 0;
+        while (g1 < nf && total < want && bytes < group_cap) {
+            bytes += (uint64_t)audio[g1]->n * sizeof(float);
+            total += json_array_size(json_object_get(ck[g1++], "segment_times"));
+        }
         seg *segs = calloc(total ? total : 1, sizeof *segs);
         double *sec = calloc(total ? total : 1, sizeof *sec);
         ct_status *stat = calloc(total ? total : 1, sizeof *stat);
@@ -189,7 +222,10 @@ int main(int argc, char **argv) {
                     if ((size_t)json_integer_value(json_array_get(json_array_get(gen, r), 0)) == j)
                         tok = (int)json_integer_value(json_array_get(json_array_get(gen, r), 1));
                 segs[k].tokens = tok;
-                if (in_list(rep, j)) { /* the guard cut the text; the decoder ran on to EOS or the limit */
+                if (rate > 0) { /* benchmark mode: the formula, which the product must have followed */
+                    segs[k].steps = ct_benchmark_token_count(rate, segs[k].n, eff), segs[k].exact = 1;
+                    if (tok != segs[k].steps) formula_mismatch++;
+                } else if (in_list(rep, j)) { /* the guard cut the text; the decoder ran on to EOS or the limit */
                     segs[k].steps = max_new, unknown++;
                 } else if (in_list(lim, j)) {
                     segs[k].steps = tok, segs[k].exact = 1;
@@ -217,6 +253,9 @@ int main(int argc, char **argv) {
     printf("engine_audio_seconds %.3f\n", audio_s);
     printf("engine_load_seconds %.3f\n", t_load);
     printf("engine_transcribe_seconds %.3f\n", x.seconds);
+    printf("engine_rtfx %.2f (file audio / transcribe seconds); with load %.2f\n", x.seconds > 0 ? audio_s / x.seconds : 0,
+           audio_s / (x.seconds + t_load));
+    printf("benchmark_tokens_per_second %g formula_mismatches %d\n", rate, formula_mismatch);
     printf("engine_mel_encoder_decoder_seconds %.3f %.3f %.3f\n", x.seconds_mel, x.seconds_enc, x.seconds_dec);
     printf("engine_calls %lld rows %lld\n", x.calls, x.rows);
     printf("engine_row_steps %lld product_row_steps %lld (repetition-stopped rows counted at the limit: %d)\n",
@@ -225,5 +264,5 @@ int main(int argc, char **argv) {
     printf("batch_mismatches %d\n", x.mismatches);
     ct_asr_free(x.asr);
     for (size_t i = 0; i < nf; i++) ct_audio_free(audio[i]);
-    return x.mismatches ? 3 : 0;
+    return x.mismatches || formula_mismatch ? 3 : 0;
 }

@@ -8,8 +8,10 @@
  * benchmark_tokens_per_second) every row's count is the mode's formula
  * (ct_benchmark_token_count), checked against what the product recorded.
  * --device cuda runs the GPU engine: the bound tools/device/product_bench.sh
- * compares the product with. How the work is reproduced, and where it can
- * differ: docs/PERFORMANCE.md, "Product vs engine". */
+ * compares the product with. --dump DIR writes the segments' PCM and the
+ * batches as run (segments.f32, plan.json) for the transformers baseline over
+ * the same work (tools/device/tf_product_bench.py). How the work is
+ * reproduced, and where it can differ: docs/PERFORMANCE.md, "Product vs engine". */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +43,8 @@ typedef struct {
     int mismatches, oom_replayed;
     double seconds, seconds_oom, seconds_mel, seconds_enc, seconds_dec;
     long long row_steps_engine, row_steps_product, rows, calls;
+    json_t *dump_batches; /* --dump: each successful call's segment numbers (over the whole run) */
+    size_t seg_base;      /* this group's first segment number */
 } ctx;
 
 static double round_half_even(double x) { return x - floor(x) == 0.5 ? 2.0 * floor(x / 2.0 + 0.5) : floor(x + 0.5); }
@@ -109,6 +113,11 @@ static ct_status exec_batch(void *vx, const int *idx, int m) {
         x->seconds_dec += res.seconds_decoder;
         for (int i = 0; i < m; i++) x->row_steps_engine += res.clips[i].n_tokens;
         x->rows += m, x->calls++;
+        if (x->dump_batches) {
+            json_t *b = json_array();
+            for (int i = 0; i < m; i++) json_array_append_new(b, json_integer((json_int_t)(x->seg_base + (size_t)idx[i])));
+            json_array_append_new(x->dump_batches, b);
+        }
         ct_asr_result_free(&res);
         fprintf(stderr, "  call %lld: %d rows, %.2f s audio padded, %d steps: %.2f s\n", x->calls, m, padded, steps, dt);
     }
@@ -124,7 +133,7 @@ static int in_list(json_t *a, size_t k) {
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *profile = NULL, *outdir = NULL, *dtype = "bf16", *device = "cpu";
+    const char *model = NULL, *profile = NULL, *outdir = NULL, *dtype = "bf16", *device = "cpu", *dump = NULL;
     int threads = 2, batch = 4;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--model")) model = argv[i + 1];
@@ -132,13 +141,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--out-dir")) outdir = argv[i + 1];
         else if (!strcmp(argv[i], "--dtype")) dtype = argv[i + 1];
         else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
+        else if (!strcmp(argv[i], "--dump")) dump = argv[i + 1];
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--batch-size")) batch = atoi(argv[i + 1]);
         else return fprintf(stderr, "unknown option %s\n", argv[i]), 2;
     }
     if (!model || !profile || !outdir) {
         fprintf(stderr, "usage: bench_product_engine --model DIR --profile P.json --out-dir DIR [--dtype bf16|fp32] "
-                        "[--threads N] [--batch-size N] [--device cpu|cuda]\n");
+                        "[--threads N] [--batch-size N] [--device cpu|cuda] [--dump DIR]\n");
         return 2;
     }
     json_error_t je;
@@ -190,6 +200,15 @@ int main(int argc, char **argv) {
     int capacity = ct_generation_capacity(ct_asr_model_weights(x.asr)->hp.max_pos, P);
     int eff = max_new < capacity ? max_new : capacity; /* asr_run.c's first-pass limit */
     int formula_mismatch = 0;
+    FILE *pcm_out = NULL;
+    json_t *dump_segs = NULL;
+    long long pcm_at = 0;
+    if (dump) {
+        char pp[4096];
+        snprintf(pp, sizeof pp, "%s/segments.f32", dump);
+        if (!(pcm_out = fopen(pp, "wb"))) return perror(pp), 1;
+        x.dump_batches = json_array(), dump_segs = json_array();
+    }
     ct_breaker br;
     ct_breaker_init(&br);
     int unknown = 0;
@@ -233,6 +252,16 @@ int main(int argc, char **argv) {
                     segs[k].steps = tok + 1, segs[k].exact = 1; /* + the EOS step */
                 }
                 sec[k] = (double)segs[k].n / 16000.0;
+                if (pcm_out) { /* float32 little-endian, the segments one after another */
+                    if (fwrite(segs[k].pcm, sizeof(float), segs[k].n, pcm_out) != segs[k].n)
+                        return fprintf(stderr, "--dump: write failed\n"), 1;
+                    json_t *d = json_object();
+                    json_object_set_new(d, "offset", json_integer(pcm_at));
+                    json_object_set_new(d, "samples", json_integer((json_int_t)segs[k].n));
+                    json_object_set_new(d, "tokens", json_integer(segs[k].steps));
+                    json_array_append_new(dump_segs, d);
+                    pcm_at += (long long)segs[k].n;
+                }
             }
         }
         ct_sched_opts so; /* asr_run.c's first pass: row cap = --batch-size, no audio budget, not adaptive */
@@ -241,6 +270,7 @@ int main(int argc, char **argv) {
         ct_sched_stats ss;
         x.segs = segs;
         ct_status st = ct_sched_run(sec, (int)total, &so, exec_batch, &x, &br, stat, &ss);
+        x.seg_base += total;
         free(segs), free(sec), free(stat);
         if (st != CT_OK) return fprintf(stderr, "engine: %s\n", ct_last_error()), 1;
         g0 = g1;
@@ -262,6 +292,20 @@ int main(int argc, char **argv) {
            x.row_steps_engine, x.row_steps_product, unknown);
     printf("oom_replayed %d seconds %.3f\n", x.oom_replayed, x.seconds_oom);
     printf("batch_mismatches %d\n", x.mismatches);
+    if (dump) {
+        json_t *plan = json_object(), *pr = json_array();
+        for (int i = 0; i < P; i++) json_array_append_new(pr, json_integer(prompt[i]));
+        json_object_set_new(plan, "prompt", pr);
+        json_object_set_new(plan, "file_audio_seconds", json_real(audio_s));
+        json_object_set_new(plan, "benchmark_tokens_per_second", json_real(rate));
+        json_object_set_new(plan, "segments", dump_segs);
+        json_object_set_new(plan, "batches", x.dump_batches);
+        char pp[4096];
+        snprintf(pp, sizeof pp, "%s/plan.json", dump);
+        if (fclose(pcm_out) || json_dump_file(plan, pp, JSON_INDENT(1)))
+            return fprintf(stderr, "--dump: %s not written\n", pp), 1;
+        json_decref(plan);
+    }
     ct_asr_free(x.asr);
     for (size_t i = 0; i < nf; i++) ct_audio_free(audio[i]);
     return x.mismatches || formula_mismatch ? 3 : 0;

@@ -12,3 +12,5 @@ rm -rf "$dst" && mkdir -p "$dst"
 du -sh "$dst"
 # cmocka .debs for the device build (ignored here, fetched with apt-get download)
 if [ -d "$src/build-devdeps" ]; then mkdir -p "$dst/build-devdeps" && cp "$src"/build-devdeps/*.deb "$dst/build-devdeps/"; fi
+# the product benchmark's seed and Silero weights (tools/device/prepare_product_bench.sh)
+if [ -d "$src/build-pbench" ]; then cp -r "$src/build-pbench" "$dst/"; fi

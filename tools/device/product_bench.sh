@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# product_bench.sh [--cpu-smoke] — issue 15's benchmark in one device call,
+# from the tree root (carry build-devdeps/ and build-pbench/, made here by
+# tools/device/fetch-devdeps.sh and tools/device/prepare_product_bench.sh):
+#  1. builds cohere-transcribe, bench_corpus, bench_product_engine and
+#     cohere-transcribe-random-model with CUDA and without FFmpeg against the
+#     carried libraries (tools/device/devdeps_env.sh);
+#  2. expands the seed into HOURS (2.5) of audio: bench_corpus, every core
+#     (wav/flac/mp3/opus: the device build has no FFmpeg, so no m4a);
+#  3. writes the full-size random model (seed 0) unless MODEL exists;
+#  4. runs the product over the corpus, from process start to exit, with
+#     --device cuda and the benchmark mode (--benchmark-tokens-per-second
+#     RATE, 3.3), nvidia-smi sampling the GPU's utilisation meanwhile;
+#  5. the engine alone over the same segments, batches and token counts
+#     (bench_product_engine --device cuda, which also dumps them);
+#  6. the transformers baseline over the same segments in the same batches
+#     (tools/device/tf_product_bench.py);
+#  7. one table (tools/device/product_bench_table.py) into $OUT/product_bench.txt, logs in $OUT/logs.tgz.
+# --cpu-smoke runs steps 2 and 4-7 here on the CPU with the tiny model
+# (tests/fixtures/tiny-product, fp32, a 3-minute corpus, build/bin, the
+# transformers of /work/origenv): every part but the GPU and the build.
+# Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), MODEL, BIN, PB
+# (build-pbench), WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
+# MAX_SECONDS (the longest file: 1800; smoke 60).
+set -euo pipefail
+smoke=0
+[ "${1:-}" = --cpu-smoke ] && smoke=1
+OUTDIR=${OUT:-/tmp/pbench-out}
+WORK=${WORK:-/tmp/pbench}
+PB=${PB:-build-pbench}
+RATE=${RATE:-3.3}
+export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
+if [ $smoke = 1 ]; then
+  DEVICE=cpu DTYPE=fp32 HOURS=${HOURS:-0.05} BATCH=${BATCH:-4} MODEL=${MODEL:-tests/fixtures/tiny-product}
+  MAX_SECONDS=${MAX_SECONDS:-60} # several short files, so every codec is in the 3 minutes
+  BIN=${BIN:-build/bin}
+  PY=${PY:-$( [ -x /work/origenv/bin/python ] && echo /work/origenv/bin/python || echo python3)}
+else
+  DEVICE=cuda DTYPE=bf16 HOURS=${HOURS:-2.5} BATCH=${BATCH:-24} MODEL=${MODEL:-/tmp/full}
+  MAX_SECONDS=${MAX_SECONDS:-1800}
+  BIN=${BIN:-build-gpu/bin} PY=${PY:-python3}
+fi
+mkdir -p "$OUTDIR" "$WORK"
+log() { echo "== $(date -u +%T) $*"; }
+t_all=$(date +%s)
+
+if [ $smoke = 0 ]; then
+  log "build (CUDA, no FFmpeg, carried libraries)"
+  . tools/device/devdeps_env.sh
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
+    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LINK" > "$WORK/cmake.log" 2>&1 || { tail -40 "$WORK/cmake.log"; exit 1; }
+  cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe bench_corpus bench_product_engine \
+    cohere-transcribe-random-model > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
+fi
+for b in cohere-transcribe bench_corpus bench_product_engine; do
+  [ -x "$BIN/$b" ] || { echo "$BIN/$b missing (here: make -j2 -C build $b)"; exit 1; }
+done
+if [ ! -d "$PB/seed" ] || [ ! -f "$PB/silero_vad.onnx" ]; then
+  [ $smoke = 1 ] || { echo "$PB/seed or $PB/silero_vad.onnx missing: run tools/device/prepare_product_bench.sh here and carry $PB"; exit 1; }
+  bash tools/device/prepare_product_bench.sh "$PB"
+fi
+
+log "corpus: $HOURS h from $(ls "$PB/seed" | wc -l) seed utterances"
+rm -rf "$WORK/corpus" "$WORK/out" "$WORK/plan"
+mkdir -p "$WORK/plan"
+t0=$(date +%s.%N)
+"$BIN/bench_corpus" --seed-dir "$PB/seed" --out "$WORK/corpus" --hours "$HOURS" --seed "${CORPUS_SEED:-1}" \
+  --max-seconds "$MAX_SECONDS" --jobs "$(nproc)" | tee "$WORK/corpus.log"
+echo "corpus_start_end_unix $t0 $(date +%s.%N)" >> "$WORK/corpus.log"
+# the manifest stays out of the product's way (it would be skipped: not audio), but keep it apart anyway
+mv "$WORK/corpus/manifest.json" "$WORK/manifest.json"
+
+if [ ! -f "$MODEL/config.json" ]; then
+  log "model: cohere-transcribe-random-model --seed 0 -> $MODEL"
+  "$BIN/cohere-transcribe-random-model" --out "$MODEL" --seed 0 > "$WORK/randmodel.log" 2>&1 || { tail -5 "$WORK/randmodel.log"; exit 1; }
+fi
+
+log "product: $DEVICE, benchmark mode $RATE tokens/s, batch $BATCH"
+sampler=
+if command -v nvidia-smi >/dev/null && [ "$DEVICE" = cuda ]; then
+  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$WORK/gpu.csv" 2>/dev/null &
+  sampler=$!
+fi
+cmd=("$BIN/cohere-transcribe" "$WORK/corpus" --model "$MODEL" --device "$DEVICE" --dtype "$DTYPE" --language en
+     --batch-size "$BATCH" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
+     --output-dir "$WORK/out" --profile-json "$WORK/product.json" --vad-weights "$PB/silero_vad.onnx")
+echo "${cmd[*]}" > "$WORK/product.cmd"
+t0=$(date +%s.%N)
+rc=0
+"${cmd[@]}" > "$WORK/product.log" 2>&1 || rc=$?
+t1=$(date +%s.%N)
+[ -n "$sampler" ] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
+printf 'product_exit %s\nproduct_start_unix %s\nproduct_end_unix %s\n' "$rc" "$t0" "$t1" > "$WORK/product.time"
+tail -4 "$WORK/product.log"
+[ $rc = 0 ] || echo "product: exit $rc (the table says so)"
+
+log "engine alone over the same segments"
+ecmd=("$BIN/bench_product_engine" --model "$MODEL" --profile "$WORK/product.json" --out-dir "$WORK/out"
+      --device "$DEVICE" --dtype "$DTYPE" --threads "$(nproc)" --batch-size "$BATCH" --dump "$WORK/plan")
+echo "${ecmd[*]}" > "$WORK/engine.cmd"
+rc=0
+"${ecmd[@]}" > "$WORK/engine.txt" 2> "$WORK/engine.log" || rc=$?
+echo "engine_exit $rc" >> "$WORK/engine.txt"
+grep -E "rtfx|mismatch" "$WORK/engine.txt" || true
+
+log "transformers baseline over the same batches"
+rc=0
+"$PY" tools/device/tf_product_bench.py --model "$MODEL" --plan "$WORK/plan" --device "$DEVICE" --json "$WORK/tf.json" \
+  > "$WORK/tf.log" 2>&1 || rc=$?
+[ $rc = 0 ] || { echo "transformers baseline: exit $rc"; tail -5 "$WORK/tf.log"; }
+
+log "table"
+python3 tools/device/product_bench_table.py "$WORK" $([ $smoke = 1 ] && echo --cpu-smoke) | tee "$OUTDIR/product_bench.txt"
+tar czf "$OUTDIR/logs.tgz" -C "$WORK" $(cd "$WORK" && ls *.log *.txt *.json *.cmd *.time gpu.csv 2>/dev/null)
+log "done in $(( $(date +%s) - t_all )) s"

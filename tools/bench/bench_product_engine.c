@@ -181,7 +181,11 @@ int main(int argc, char **argv) {
         json_t *j = json_load_file(cp, 0, &je);
         if (!j) return fprintf(stderr, "%s: %s\n", cp, je.text), 1;
         ck[i] = json_object_get(json_object_get(j, "payload"), "checkpoint");
-        if (ct_audio_decode(path, NULL, &audio[i]) != CT_OK) return fprintf(stderr, "%s\n", ct_last_error()), 1;
+        /* the decoder the product used for this file (their resamplers differ in the last bits) */
+        ct_audio_options dopt = ct_audio_default_options();
+        const char *used = json_string_value(json_object_get(ck[i], "decode_backend"));
+        if (used) dopt.backend = !strcmp(used, "libsndfile") ? CT_AUDIO_BACKEND_SNDFILE : CT_AUDIO_BACKEND_FFMPEG;
+        if (ct_audio_decode(path, &dopt, &audio[i]) != CT_OK) return fprintf(stderr, "%s\n", ct_last_error()), 1;
         audio_s += audio[i]->duration;
     }
     t_dec = ct_now() - t_dec;

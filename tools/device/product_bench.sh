@@ -5,8 +5,10 @@
 #  1. builds cohere-transcribe, bench_corpus, bench_product_engine and
 #     cohere-transcribe-random-model with CUDA and without FFmpeg against the
 #     carried libraries (tools/device/devdeps_env.sh);
-#  2. expands the seed into HOURS (2.5) of audio: bench_corpus, every core
-#     (wav/flac/mp3/opus: the device build has no FFmpeg, so no m4a);
+#  2. expands the seed into HOURS (2.5) of audio: bench_corpus, every core;
+#     CODECS wav,flac,opus,vorbis on the device (its build has no FFmpeg and
+#     the libsndfile backend refuses MP3; m4a/AAC bench_corpus cannot write),
+#     the smoke run decodes them as the device does (--audio-backend sndfile);
 #  3. writes the full-size random model (seed 0) unless MODEL exists;
 #  4. runs the product over the corpus, from process start to exit, with
 #     --device cuda and the benchmark mode (--benchmark-tokens-per-second
@@ -21,7 +23,7 @@
 # transformers of /work/origenv): every part but the GPU and the build.
 # Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), MODEL, BIN, PB
 # (build-pbench), WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
-# MAX_SECONDS (the longest file: 1800; smoke 60).
+# MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
 set -euo pipefail
 smoke=0
 [ "${1:-}" = --cpu-smoke ] && smoke=1
@@ -33,11 +35,16 @@ export PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error
 if [ $smoke = 1 ]; then
   DEVICE=cpu DTYPE=fp32 HOURS=${HOURS:-0.05} BATCH=${BATCH:-4} MODEL=${MODEL:-tests/fixtures/tiny-product}
   MAX_SECONDS=${MAX_SECONDS:-60} # several short files, so every codec is in the 3 minutes
+  # the device's codecs and decoder (libsndfile: its build has no FFmpeg)
+  CODECS=${CODECS:-wav,flac,opus,vorbis} AUDIO_BACKEND=${AUDIO_BACKEND:-sndfile}
   BIN=${BIN:-build/bin}
   PY=${PY:-$( [ -x /work/origenv/bin/python ] && echo /work/origenv/bin/python || echo python3)}
 else
   DEVICE=cuda DTYPE=bf16 HOURS=${HOURS:-2.5} BATCH=${BATCH:-24} MODEL=${MODEL:-/tmp/full}
   MAX_SECONDS=${MAX_SECONDS:-1800}
+  # the device build has no FFmpeg, and the libsndfile backend refuses MP3
+  # (src/audio: libsndfile's MP3 decoder prints to stderr): no mp3 there
+  CODECS=${CODECS:-wav,flac,opus,vorbis} AUDIO_BACKEND=${AUDIO_BACKEND:-auto}
   BIN=${BIN:-build-gpu/bin} PY=${PY:-python3}
 fi
 mkdir -p "$OUTDIR" "$WORK"
@@ -65,7 +72,7 @@ rm -rf "$WORK/corpus" "$WORK/out" "$WORK/plan"
 mkdir -p "$WORK/plan"
 t0=$(date +%s.%N)
 "$BIN/bench_corpus" --seed-dir "$PB/seed" --out "$WORK/corpus" --hours "$HOURS" --seed "${CORPUS_SEED:-1}" \
-  --max-seconds "$MAX_SECONDS" --jobs "$(nproc)" | tee "$WORK/corpus.log"
+  --max-seconds "$MAX_SECONDS" --codecs "$CODECS" --jobs "$(nproc)" | tee "$WORK/corpus.log"
 echo "corpus_start_end_unix $t0 $(date +%s.%N)" >> "$WORK/corpus.log"
 # the manifest stays out of the product's way (it would be skipped: not audio), but keep it apart anyway
 mv "$WORK/corpus/manifest.json" "$WORK/manifest.json"
@@ -82,6 +89,7 @@ if command -v nvidia-smi >/dev/null && [ "$DEVICE" = cuda ]; then
   sampler=$!
 fi
 cmd=("$BIN/cohere-transcribe" "$WORK/corpus" --model "$MODEL" --device "$DEVICE" --dtype "$DTYPE" --language en
+     --audio-backend "$AUDIO_BACKEND"
      --batch-size "$BATCH" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
      --output-dir "$WORK/out" --profile-json "$WORK/product.json" --vad-weights "$PB/silero_vad.onnx")
 echo "${cmd[*]}" > "$WORK/product.cmd"

@@ -1,9 +1,9 @@
 #!/bin/bash
 # product.sh — the product on the GPU machine, from the CMake build users build:
 # unpacks the Debian 12 -dev packages carried in build-devdeps/
-# (tools/device/fetch-devdeps.sh; tools/device/devdeps_env.sh), builds
-# cohere-transcribe with CUDA and without FFmpeg (the image has no FFmpeg
-# libraries: libsndfile decodes WAV/FLAC), then runs
+# (tools/device/fetch-devdeps.sh) under /tmp/devdeps, points pkg-config and
+# the loader at them, builds cohere-transcribe with CUDA and without FFmpeg
+# (the image has no FFmpeg libraries: libsndfile decodes WAV/FLAC), then runs
 # the fixture corpus through the same pipeline on --device cpu and --device
 # cuda and compares the txt outputs. Results go to $OUT (device call) or
 # build-gpu/product/.
@@ -11,10 +11,10 @@
 set -euo pipefail
 OUTDIR=${OUT:-build-gpu/product}
 mkdir -p "$OUTDIR"
-. tools/device/devdeps_env.sh
+. tools/device/devdeps-env.sh
 CUDA=${CT_CUDA:-ON}
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=$CUDA -DCT_FFMPEG=OFF \
-  -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LINK" > "$OUTDIR/cmake.log" 2>&1 ||
+  -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$OUTDIR/cmake.log" 2>&1 ||
   { tail -40 "$OUTDIR/cmake.log"; exit 1; }
 t0=$(date +%s)
 cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe > "$OUTDIR/build.log" 2>&1 ||

@@ -4,7 +4,7 @@
 # tools/device/fetch-devdeps.sh and tools/device/prepare_product_bench.sh):
 #  1. builds cohere-transcribe, bench_corpus, bench_product_engine and
 #     cohere-transcribe-random-model with CUDA and without FFmpeg against the
-#     carried libraries (tools/device/devdeps_env.sh);
+#     carried libraries (tools/device/devdeps-env.sh);
 #  2. expands the seed into HOURS (2.5) of audio: bench_corpus, every core;
 #     CODECS wav,flac,opus,vorbis on the device (its build has no FFmpeg and
 #     the libsndfile backend refuses MP3; m4a/AAC bench_corpus cannot write),
@@ -53,9 +53,9 @@ t_all=$(date +%s)
 
 if [ $smoke = 0 ]; then
   log "build (CUDA, no FFmpeg, carried libraries)"
-  . tools/device/devdeps_env.sh
+  . tools/device/devdeps-env.sh
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
-    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LINK" > "$WORK/cmake.log" 2>&1 || { tail -40 "$WORK/cmake.log"; exit 1; }
+    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$WORK/cmake.log" 2>&1 || { tail -40 "$WORK/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe bench_corpus bench_product_engine \
     cohere-transcribe-random-model > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
 fi

@@ -48,6 +48,7 @@ else
   BIN=${BIN:-build-gpu/bin} PY=${PY:-python3}
 fi
 mkdir -p "$OUTDIR" "$WORK"
+OUTDIR=$(cd "$OUTDIR" && pwd)
 log() { echo "== $(date -u +%T) $*"; }
 t_all=$(date +%s)
 
@@ -118,6 +119,8 @@ rc=0
 [ $rc = 0 ] || { echo "transformers baseline: exit $rc"; tail -5 "$WORK/tf.log"; }
 
 log "table"
-python3 tools/device/product_bench_table.py "$WORK" $([ $smoke = 1 ] && echo --cpu-smoke) | tee "$OUTDIR/product_bench.txt"
-tar czf "$OUTDIR/logs.tgz" -C "$WORK" $(cd "$WORK" && ls *.log *.txt *.json *.cmd *.time gpu.csv 2>/dev/null)
+flag=()
+[ $smoke = 1 ] && flag=(--cpu-smoke)
+python3 tools/device/product_bench_table.py "$WORK" "${flag[@]}" | tee "$OUTDIR/product_bench.txt"
+(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv)
 log "done in $(( $(date +%s) - t_all )) s"

@@ -303,6 +303,18 @@ static void test_ops_cpu_vs_ref(void **state) {
     CT_ASSERT_OK(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, &ws1));
     CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, &ws2));
     for (int i = 0; i < B * Ta * D; i++) assert_float_equal(o1[i], o2[i], 1e-5 * (1 + fabsf(o2[i])));
+    {
+        /* the cpu path's query blocks are 256 rows: three blocks, the last partial */
+        const int Tb = 600, Db = Ha * Dh;
+        float *qb = malloc(sizeof(float) * B * Tb * Db * 3), *b1 = malloc(sizeof(float) * B * Tb * Db),
+              *b2 = malloc(sizeof(float) * B * Tb * Db);
+        fill(qb, (size_t)B * Tb * Db * 3, 17);
+        const float *q3 = qb, *k3 = qb + B * Tb * Db, *v3 = qb + 2 * B * Tb * Db;
+        CT_ASSERT_OK(fast->ops->attn_full(fast, b1, q3, k3, v3, B, Tb, Ha, Dh, &ws1));
+        CT_ASSERT_OK(ref->ops->attn_full(ref, b2, q3, k3, v3, B, Tb, Ha, Dh, &ws2));
+        for (int i = 0; i < B * Tb * Db; i++) assert_float_equal(b1[i], b2[i], 1e-5 * (1 + fabsf(b2[i])));
+        free(qb), free(b1), free(b2);
+    }
     /* GELU and add */
     float g1[300], g2[300], s1[300];
     fill(g1, 300, 8);

@@ -10,6 +10,8 @@
  * emission assembly) and prints one JSON line per op and shape, plus their
  * sum. --save writes the emissions of the last rep as raw float32 (frames x
  * classes), for a parity check against bench_align_transformers.py --save.
+ * cpu_s is the process's CPU seconds over the emissions (all threads): on a
+ * loaded machine, compare those.
  * Numbers go to docs/PERFORMANCE.md only when measured on a quiet machine,
  * beside Wav2Vec2ForCTC fp32 on the same cores in the same session. */
 #include <math.h>
@@ -25,6 +27,12 @@
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -282,12 +290,12 @@ int main(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
         float *em;
         int frames, classes;
-        double stride, t0 = now();
+        double stride, t0 = now(), c0 = cpu_now();
         if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
             fprintf(stderr, "bench_align: %s\n", ct_last_error());
             return 1;
         }
-        double dt = now() - t0;
+        double dt = now() - t0, cpu = cpu_now() - c0;
         if (save && r == reps - 1) {
             FILE *f = fopen(save, "wb");
             if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
@@ -298,8 +306,8 @@ int main(int argc, char **argv) {
         }
         free(em);
         printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
-               "\"windows\":%zu,\"wall_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
-               backend, threads, batch, seconds, windows, dt, seconds / dt, windows * 30.0 / dt);
+               "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
+               backend, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
         if (profile) {
             prof_print(dt);
             n_prof = 0;

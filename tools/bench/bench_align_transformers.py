@@ -12,7 +12,8 @@
 # The architecture is the one of MahmoudAshraf/mms-300m-1130-forced-aligner's
 # config.json (MMS-300M: 7 conv layers of 512, hidden 1024, 24 layers, 16 heads,
 # FFN 4096, positional conv 128 in 16 groups, 31 classes). Prints one JSON line
-# per rep, as bench_align does, with the same fields. --save writes the
+# per rep, as bench_align does, with the same fields (cpu_s: the process's CPU
+# seconds over the emissions, all threads; on a loaded machine compare those). --save writes the
 # emissions of the last rep (float32, frames x 32) for a parity check against
 # ours (bench_align --save): the audio is the same LCG noise on both sides.
 import argparse
@@ -85,12 +86,12 @@ def bench():
     windows = -(-n // 480000)
     em = None
     for _ in range(args.reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         em, _stride = compute_emissions_streaming(audio, model, args.batch, "bench")
-        dt_s = time.perf_counter() - t0
+        dt_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
         print(json.dumps({"what": "emissions", "backend": "transformers-" + args.dtype, "threads": args.threads,
                           "batch": args.batch, "audio_s": args.seconds, "windows": windows,
-                          "wall_s": round(dt_s, 3), "x_realtime": round(args.seconds / dt_s, 2),
+                          "wall_s": round(dt_s, 3), "cpu_s": round(cpu_s, 3), "x_realtime": round(args.seconds / dt_s, 2),
                           "x_realtime_kept_30s": round(windows * 30.0 / dt_s, 2)}), flush=True)
     if args.save:
         np.save(args.save, em.astype(np.float32))

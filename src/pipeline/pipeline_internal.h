@@ -84,6 +84,11 @@ typedef struct ct_pipe {
 void ct_pipe_progress(ct_pipe *p, ct_progress_stage stage, const char *text, const char *path, long long cur,
                       long long total);
 ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n);
+/* A file whose ASR checkpoint was restored: with word timing, re-decode its
+ * audio and align the checkpoint's segments first (no VAD, no ASR); then
+ * ct_pipe_finish_file. CT_ERR_ABORTED (a cancel) and a run-stopping failure
+ * (the aligner cannot be loaded) are returned, other failures are the file's. */
+ct_status ct_pipe_resume_file(ct_pipe *p, size_t fi);
 void ct_pipe_model_identity(const ct_transcriber_options *o, const char **id, const char **rev);
 const char *ct_pipe_dtype_name(ct_precision p);
 uint64_t ct_pipe_memory_cap(const ct_transcriber_options *o);
@@ -120,6 +125,9 @@ ct_status ct_pipe_write_profile(ct_pipe *p);
 /* publication.c: planning, skip/resume decisions, words/cues, render, commit */
 ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi);
 ct_status ct_pipe_publish(ct_pipe *p, size_t fi);
+/* Word timing: commit the ASR checkpoint alone before the aligner runs (the
+ * lock stays held; ct_pipe_publish then does not write it again). */
+ct_status ct_pipe_write_checkpoint(ct_pipe *p, size_t fi);
 /* finish_record + publish, and the file's status from the outcome;
  * CT_ERR_ABORTED (a cancel) is returned, other failures are the file's. */
 ct_status ct_pipe_finish_file(ct_pipe *p, size_t fi);

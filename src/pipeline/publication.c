@@ -37,6 +37,7 @@ typedef struct ct_pipe_file {
     int man_seen;
     struct stat man_st;
     int leftovers;          /* its folder holds what a killed commit of this set left */
+    int checkpointed;       /* this run wrote its ASR checkpoint already (word timing, before the aligner) */
 } ct_pipe_file;
 
 struct ct_pipe_plan {
@@ -265,13 +266,14 @@ static ct_status decide(ct_pipe *p, size_t fi, ct_pipe_action *action) {
                 return CT_OK;
             }
     }
-    /* a valid ASR checkpoint saves the decoding (render options are not in it) */
+    /* a valid ASR checkpoint saves the decoding (render options are not in
+     * it); word timing resumes from it too: the aligner then runs on the
+     * re-decoded audio with the checkpoint's segments (ct_pipe_resume_file) */
     ct_file_record_clear(&f->rec);
-    if (ct_timing_mode(o) != CT_ALIGN_WORD) {
-        s = ct_checkpoint_restore(dfd, pl->checkpoint_name, pp->asr_key, &pf->src, &f->rec, &ok, reason);
-        if (s == CT_OK && ok) *action = CT_PIPE_RESUME;
-        else ct_file_record_clear(&f->rec);
-    }
+    pf->checkpointed = 0;
+    s = ct_checkpoint_restore(dfd, pl->checkpoint_name, pp->asr_key, &pf->src, &f->rec, &ok, reason);
+    if (s == CT_OK && ok) *action = CT_PIPE_RESUME;
+    else ct_file_record_clear(&f->rec);
     close(dfd);
     return s;
 }
@@ -404,6 +406,52 @@ ct_status ct_pipe_finish_record(ct_pipe *p, size_t fi) {
     return f->text ? CT_OK : ct_fail(CT_ERR_OOM, "text");
 }
 
+/* The file's ASR checkpoint, committed alone (§4.4) into the bound parent. */
+static ct_status write_checkpoint(ct_pipe *p, size_t fi, ct_bound_dir *dir) {
+    struct ct_pipe_plan *pp = p->plan;
+    ct_file_result *f = &p->run->files[fi];
+    const ct_planned_file *pl = &pp->plan.files[fi];
+    ct_pipe_file *pf = &pp->files[fi];
+    CT_TRY(ct_record_ensure_generation_id(&f->rec));
+    json_t *payload = NULL;
+    ct_jbuf ck = {0};
+    ct_status s = ct_checkpoint_payload(&f->rec, pp->asr_key, &pf->src, ct_unix_now(), &payload);
+    if (s == CT_OK) s = ct_state_envelope(payload, &ck);
+    json_decref(payload);
+    ct_publish_member m = {pl->checkpoint_name, ck.data, ck.len};
+    ct_publish_request rq = {.dir = dir, .members = &m, .n = 1, .source_path = f->path, .snapshot = &pf->src,
+                             .cancel = &p->t->cancel, .lock = pf->lock};
+    if (s == CT_OK) s = ct_publish_state(&rq, NULL);
+    ct_jbuf_free(&ck);
+    if (s == CT_OK) pf->checkpointed = 1;
+    return s;
+}
+
+/* Word timing (§4.2 step 3): the checkpoint is committed as soon as the ASR
+ * is done, before the aligner runs, so that a file whose alignment or
+ * publication fails (or whose process is killed meanwhile) resumes without
+ * decoding. The set's lock stays held. */
+ct_status ct_pipe_write_checkpoint(ct_pipe *p, size_t fi) {
+    if (!p->t->o.publish) return CT_OK;
+    const ct_planned_file *pl = &p->plan->plan.files[fi];
+    double t0 = ct_now();
+    ct_bound_dir dir = {.fd = -1};
+    ct_status s = ct_bound_dir_open(pl->parent, &dir);
+    if (s == CT_OK) s = ct_bound_dir_expect(&dir, pl->parent_dev, pl->parent_ino);
+    if (s == CT_OK) s = write_checkpoint(p, fi, &dir);
+    if (s != CT_OK && dir.fd >= 0 && p->plan->files[fi].lock) {
+        /* what the failed write left, removed under the lock (as ct_pipe_publish does) */
+        char keep[2048];
+        snprintf(keep, sizeof keep, "%s", ct_last_error());
+        ct_recovery rec;
+        (void)ct_publish_recover(&dir, pl->stem, &rec);
+        ct_fail(s, "%s", keep);
+    }
+    ct_bound_dir_close(&dir);
+    p->seconds_publication += ct_now() - t0;
+    return s;
+}
+
 /* Render every format and the manifest, then commit them as one set after
  * the ASR checkpoint (§4.2: checkpoint first, so a failed publication
  * resumes without decoding). */
@@ -426,19 +474,7 @@ ct_status ct_pipe_publish(ct_pipe *p, size_t fi) {
     memset(bytes, 0, sizeof bytes);
     ct_publish_member mem[CT_FORMAT_COUNT + 1];
     ct_output_member om[CT_FORMAT_COUNT];
-    if (s == CT_OK && !r->resumed) {
-        ct_jbuf ck = {0};
-        s = ct_checkpoint_payload(r, pp->asr_key, &pf->src, ct_unix_now(), &payload);
-        if (s == CT_OK) s = ct_state_envelope(payload, &ck);
-        json_decref(payload);
-        payload = NULL;
-        ct_publish_member m = {pl->checkpoint_name, ck.data, ck.len};
-        ct_publish_request rq = {.dir = &dir, .members = &m, .n = 1, .source_path = f->path, .snapshot = &pf->src,
-                                 .cancel = &p->t->cancel, .lock = pf->lock};
-        if (s == CT_OK) s = ct_publish_state(&rq, NULL);
-        ct_jbuf_free(&ck);
-        if (s != CT_OK) goto done;
-    }
+    if (s == CT_OK && !r->resumed && !pf->checkpointed) s = write_checkpoint(p, fi, &dir);
     int n = pl->n_outputs;
     if (s != CT_OK) goto done;
     for (int k = 0; k < n && s == CT_OK; k++) {

@@ -55,7 +55,7 @@ static ct_status run_locked(ct_pipe *p, const char *const *paths, size_t n) {
     int any = 0;
     for (size_t i = 0; i < run->n_files; i++) any |= act[i] != CT_PIPE_DONE;
     if (s == CT_OK && any) ct_pipe_progress(p, CT_PROGRESS_STAGE, "transcribing", NULL, 0, 0);
-    /* resumed sets first: no audio, no model */
+    /* resumed sets first: no ASR model (word timing: the audio and the aligner) */
     for (size_t i = 0; i < run->n_files && s == CT_OK; i++) {
         if (atomic_load(&t->cancel)) {
             s = ct_fail(CT_ERR_ABORTED, "cancelled");
@@ -63,7 +63,7 @@ static ct_status run_locked(ct_pipe *p, const char *const *paths, size_t n) {
             todo[ntodo++] = i;
         } else {
             if (act[i] == CT_PIPE_RESUME && (s = ct_pipe_claim(p, i, &act[i])) == CT_OK) {
-                if (act[i] == CT_PIPE_RESUME) s = ct_pipe_finish_file(p, i);
+                if (act[i] == CT_PIPE_RESUME) s = ct_pipe_resume_file(p, i);
                 else if (act[i] == CT_PIPE_PROCESS) {
                     todo[ntodo++] = i; /* the checkpoint went away meanwhile */
                     continue;

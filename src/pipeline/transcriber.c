@@ -220,11 +220,15 @@ static ct_status aligner_open(ct_pipe *p) {
 
 /* Word timings of one decoded file (PRODUCT-DETAILS §9): CTC over the whole
  * file's emissions, uniform fallback per segment that cannot be aligned. */
-static ct_status align_file(ct_pipe *p, size_t fi, const ct_prep_item *it) {
+static int record_has_text(const ct_file_record *r) {
+    for (size_t i = 0; i < r->n_segments; i++)
+        if (r->segments[i].text[0]) return 1;
+    return 0;
+}
+
+static ct_status align_file(ct_pipe *p, size_t fi, const float *pcm, size_t n_samples) {
     ct_file_record *r = &p->run->files[fi].rec;
-    int any = 0;
-    for (size_t i = 0; i < r->n_segments; i++) any |= r->segments[i].text[0] != 0;
-    if (!any || !it->audio->n) return CT_OK; /* no text: no words, no emissions */
+    if (!record_has_text(r) || !n_samples) return CT_OK; /* no text: no words, no emissions */
     CT_TRY(aligner_open(p));
     ct_align_segment *segs = calloc(r->n_segments, sizeof *segs);
     if (!segs) return ct_fail(CT_ERR_OOM, "alignment");
@@ -238,8 +242,7 @@ static ct_status align_file(ct_pipe *p, size_t fi, const ct_prep_item *it) {
     ct_rec_word *words = NULL;
     size_t nw = 0;
     int fallback = 0;
-    ct_status s = ct_align_file(p->t->aligner, it->audio->samples, it->audio->n, segs, r->n_segments, &ao, &words,
-                                &nw, &fallback);
+    ct_status s = ct_align_file(p->t->aligner, pcm, n_samples, segs, r->n_segments, &ao, &words, &nw, &fallback);
     p->seconds_alignment += ct_now() - t0;
     free(segs);
     if (s != CT_OK) return s;
@@ -250,6 +253,54 @@ static ct_status align_file(ct_pipe *p, size_t fi, const ct_prep_item *it) {
     ct_pipe_progress(p, CT_PROGRESS_ALIGNMENT, NULL, p->run->files[fi].path, (long long)r->n_segments,
                      (long long)r->n_segments);
     return CT_OK;
+}
+
+static int64_t round_half_even(double x) {
+    double r = nearbyint(x); /* the default rounding mode is to nearest, ties to even */
+    return (int64_t)r;
+}
+
+/* The audio of a resumed file, for its alignment: decoded again with the
+ * backend its checkpoint records, and exactly as long as the ASR saw it
+ * (§3.5: the original's reload_audio_for_alignment; its messages). */
+static ct_status redecode(ct_pipe *p, size_t fi, ct_audio **out) {
+    const ct_file_result *f = &p->run->files[fi];
+    const ct_file_record *r = &f->rec;
+    ct_audio_options ao = ct_audio_default_options();
+    if (!r->decode_backend || ct_audio_backend_parse(r->decode_backend, &ao.backend) != CT_OK ||
+        ao.backend == CT_AUDIO_BACKEND_AUTO)
+        return ct_fail(CT_ERR_FORMAT, "Cannot re-decode %s for word alignment without a concrete ASR backend",
+                       f->path);
+    ao.memory_cap_bytes = ct_pipe_memory_cap(&p->t->o);
+    ao.cancel_flag = &p->t->cancel;
+    double t0 = ct_now();
+    ct_status s = ct_audio_decode(f->path, &ao, out);
+    p->seconds_decode += ct_now() - t0;
+    if (s != CT_OK) return s;
+    const int64_t want = round_half_even(r->duration * 16000.0);
+    if ((int64_t)(*out)->n != want) {
+        s = ct_fail(CT_ERR_FORMAT, "Decoded sample count changed between ASR and alignment for %s: %zu != %lld",
+                    f->path, (*out)->n, (long long)want);
+        ct_audio_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+ct_status ct_pipe_resume_file(ct_pipe *p, size_t fi) {
+    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD && record_has_text(&p->run->files[fi].rec)) {
+        /* the aligner first: one that cannot be loaded fails the run, as in ct_pipe_process */
+        CT_TRY(aligner_open(p));
+        ct_audio *a = NULL;
+        ct_status s = redecode(p, fi, &a);
+        if (s == CT_OK) s = align_file(p, fi, a->samples, a->n);
+        ct_audio_free(a);
+        if (s != CT_OK) {
+            ct_pipe_fail_file(p, fi, s, ct_last_error());
+            return s == CT_ERR_ABORTED ? s : CT_OK;
+        }
+    }
+    return ct_pipe_finish_file(p, fi);
 }
 
 static ct_status silero_open(ct_pipe *p) {
@@ -307,11 +358,6 @@ static ct_prep_options prep_options(const ct_pipe *p) {
     po.vad_block_frames = o->vad_block_frames;
     po.vad_threads = o->vad_threads;
     return po;
-}
-
-static int64_t round_half_even(double x) {
-    double r = nearbyint(x); /* the default rounding mode is to nearest, ties to even */
-    return (int64_t)r;
 }
 
 /* Segments of one prepared file as engine slices: samples
@@ -389,7 +435,10 @@ static ct_status finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg
         ct_file_record_clear(&f->rec);
         s = build_record(p, f, it, segs);
     }
-    if (s == CT_OK && ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) s = align_file(p, fi, it);
+    if (s == CT_OK && ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) {
+        s = ct_pipe_write_checkpoint(p, fi);
+        if (s == CT_OK) s = align_file(p, fi, it->audio->samples, it->audio->n);
+    }
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
         return CT_OK;
@@ -565,7 +614,7 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
         s = ct_pipe_claim(p, fi, &a); /* the set's lock, held until it is published or failed */
         if (s == CT_OK && a != CT_PIPE_PROCESS) {
             ct_prep_item_free(it);
-            if (a == CT_PIPE_RESUME) s = ct_pipe_finish_file(p, fi);
+            if (a == CT_PIPE_RESUME) s = ct_pipe_resume_file(p, fi);
             p->files_done++;
             ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
                              (long long)p->run->n_files);

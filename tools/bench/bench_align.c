@@ -4,6 +4,14 @@
  * 1.3 GB f32), then times emissions of seeded noise. One JSON line per run.
  *   bench_align --make-random DIR            (config.json + model.safetensors)
  *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
+ *               [--profile-ops] [--save E.f32]
+ * --profile-ops times every backend call of the forward pass (the table is
+ * wrapped, so the numbers are the ops' own wall time, not counting the
+ * emission assembly) and prints one JSON line per op and shape, plus their
+ * sum. --save writes the emissions of the last rep as raw float32 (frames x
+ * classes), for a parity check against bench_align_transformers.py --save.
+ * cpu_s is the process's CPU seconds over the emissions (all threads): on a
+ * loaded machine, compare those.
  * Numbers go to docs/PERFORMANCE.md only when measured on a quiet machine,
  * beside Wav2Vec2ForCTC fp32 on the same cores in the same session. */
 #include <math.h>
@@ -19,6 +27,12 @@
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -129,10 +143,117 @@ static int make_random(const char *dir) {
     return 0;
 }
 
+/* ---- --profile-ops: the backend table wrapped with timers ----------------- */
+
+typedef struct prof_row {
+    char key[96];
+    double seconds, flop;
+    long calls;
+} prof_row;
+
+static prof_row prof[64];
+static int n_prof;
+static const ct_backend_ops *base_ops;
+static ct_backend_ops prof_ops;
+
+static void prof_add(const char *key, double dt, double flop) {
+    int i = 0;
+    while (i < n_prof && strcmp(prof[i].key, key)) i++;
+    if (i == n_prof) {
+        if (n_prof == (int)(sizeof prof / sizeof prof[0])) return;
+        snprintf(prof[n_prof++].key, sizeof prof[0].key, "%s", key);
+    }
+    prof[i].seconds += dt, prof[i].flop += flop, prof[i].calls++;
+}
+
+static ct_status p_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                          const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    double t0 = now();
+    ct_status s = base_ops->matmul(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    char key[96];
+    snprintf(key, sizeof key, "matmul N=%d K=%d", N, K);
+    prof_add(key, now() - t0, 2.0 * M * N * K);
+    return s;
+}
+
+static ct_status p_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M, int D,
+                              float eps) {
+    double t0 = now();
+    ct_status s = base_ops->layer_norm(be, y, x, g, b, M, D, eps);
+    char key[96];
+    snprintf(key, sizeof key, "layer_norm D=%d", D);
+    prof_add(key, now() - t0, 0);
+    return s;
+}
+
+static ct_status p_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B,
+                          int T, int Ci, int Co, int K, int stride, ct_arena *ws) {
+    double t0 = now();
+    ct_status s = base_ops->conv1d(be, y, x, w, bias, B, T, Ci, Co, K, stride, ws);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d Ci=%d K=%d T=%d", Ci, K, T);
+    prof_add(key, now() - t0, 2.0 * B * ((T - K) / stride + 1) * (double)Co * Ci * K);
+    return s;
+}
+
+static ct_status p_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
+                                  int T, int C, int G, int K) {
+    double t0 = now();
+    ct_status s = base_ops->conv1d_grouped(be, y, x, w, bias, B, T, C, G, K);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d_grouped C=%d G=%d K=%d", C, G, K);
+    prof_add(key, now() - t0, 2.0 * B * T * (double)C * (C / G) * K);
+    return s;
+}
+
+static ct_status p_gelu(ct_backend *be, float *x, size_t n) {
+    double t0 = now();
+    ct_status s = base_ops->gelu(be, x, n);
+    prof_add("gelu", now() - t0, 0);
+    return s;
+}
+
+static ct_status p_add(ct_backend *be, float *y, const float *a, const float *b, size_t n) {
+    double t0 = now();
+    ct_status s = base_ops->add(be, y, a, b, n);
+    prof_add("add", now() - t0, 0);
+    return s;
+}
+
+static ct_status p_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+                             int H, int Dh, ct_arena *ws) {
+    double t0 = now();
+    ct_status s = base_ops->attn_full(be, out, q, k, v, B, T, H, Dh, ws);
+    char key[96];
+    snprintf(key, sizeof key, "attn_full T=%d H=%d Dh=%d", T, H, Dh);
+    prof_add(key, now() - t0, 4.0 * B * H * (double)T * T * Dh);
+    return s;
+}
+
+static void prof_install(ct_backend *be) {
+    base_ops = be->ops;
+    prof_ops = *be->ops;
+    prof_ops.matmul = p_matmul, prof_ops.layer_norm = p_layer_norm, prof_ops.conv1d = p_conv1d;
+    prof_ops.conv1d_grouped = p_conv1d_grouped, prof_ops.gelu = p_gelu, prof_ops.add = p_add;
+    prof_ops.attn_full = p_attn_full;
+    be->ops = &prof_ops;
+}
+
+static void prof_print(double wall) {
+    double sum = 0;
+    for (int i = 0; i < n_prof; i++) sum += prof[i].seconds;
+    for (int i = 0; i < n_prof; i++)
+        printf("{\"what\":\"op\",\"op\":\"%s\",\"calls\":%ld,\"seconds\":%.3f,\"share\":%.3f,\"gflop_s\":%.1f}\n",
+               prof[i].key, prof[i].calls, prof[i].seconds, sum > 0 ? prof[i].seconds / sum : 0,
+               prof[i].seconds > 0 ? prof[i].flop / prof[i].seconds * 1e-9 : 0);
+    printf("{\"what\":\"ops_total\",\"seconds\":%.3f,\"wall_s\":%.3f}\n", sum, wall);
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
-    int batch = 4, threads = 2, reps = 1;
+    int batch = 4, threads = 2, reps = 1, profile = 0;
+    const char *save = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -141,9 +262,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        else if (!strcmp(argv[i], "--profile-ops")) profile = 1;
+        else if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
-                            "[--threads N] [--backend cpu|cpu-ref] [--reps R]\n");
+                            "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32]\n");
             return 2;
         }
     }
@@ -159,6 +282,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_align: %s\n", ct_last_error());
         return 1;
     }
+    if (profile) prof_install(be);
     size_t n = (size_t)(seconds * CT_ALIGN_SR);
     float *pcm = malloc(n * sizeof *pcm);
     for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
@@ -166,16 +290,28 @@ int main(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
         float *em;
         int frames, classes;
-        double stride, t0 = now();
+        double stride, t0 = now(), c0 = cpu_now();
         if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
             fprintf(stderr, "bench_align: %s\n", ct_last_error());
             return 1;
         }
-        double dt = now() - t0;
+        double dt = now() - t0, cpu = cpu_now() - c0;
+        if (save && r == reps - 1) {
+            FILE *f = fopen(save, "wb");
+            if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
+                fprintf(stderr, "bench_align: cannot write %s\n", save);
+                return 1;
+            }
+            fclose(f);
+        }
         free(em);
         printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
-               "\"windows\":%zu,\"wall_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
-               backend, threads, batch, seconds, windows, dt, seconds / dt, windows * 30.0 / dt);
+               "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
+               backend, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
+        if (profile) {
+            prof_print(dt);
+            n_prof = 0;
+        }
     }
     free(pcm);
     ct_w2v2_free(m);

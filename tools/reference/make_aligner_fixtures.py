@@ -12,64 +12,26 @@ cohere_transcribe.alignment.runtime.compute_emissions_streaming (34 s windows, l
 whose samples both sides make with the same integer generator (pcm_clip below,
 tests/unit/test_align_wav2vec2.c). B is stored at every 5th frame and around the window joins.
 
-Architecture as the MMS-300M forced aligner (feat_extract_norm "layer", stable layer norm,
-strides 5,2,2,2,2,2,2, grouped positional conv with weight norm), at the sizes of the golden
-helper's tiny aligner (tools/reference/make_tiny_aligner.py on branch h-golden: 32 conv
-channels, 2 layers of width 32, 2 heads, FFN 64, 31 classes, seed 20261201), with the same
-variance-preserving re-initialisation so the log-probs are not flat.
+The model is the tiny aligner of tools/reference/make_tiny_aligner.py (its build() and
+§9.5 vocabulary, imported: one generator), so tiny-w2v2/ equals the golden runs' Hub
+snapshot tests/fixtures/tiny-aligner/hub/.../snapshots/<rev>/ file for file (checked below).
 """
 import json
 import os
 import shutil
+import sys
 import tempfile
 
 import numpy as np
-import torch
 from safetensors.numpy import save_file
 from safetensors.torch import load_file, save_file as save_torch
-from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
 
 from cohere_transcribe.alignment.runtime import compute_emissions_streaming
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "align")
-SEED = 20261201
-VOCAB = ["<blank>", "<pad>", "</s>", "<unk>"] + list("aientousrmkldghybpwcvjzf'qx")
-
-
-def build():
-    cfg = Wav2Vec2Config(
-        vocab_size=31, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, hidden_act="gelu", feat_extract_activation="gelu",
-        conv_dim=(32,) * 7, conv_stride=(5, 2, 2, 2, 2, 2, 2), conv_kernel=(10, 3, 3, 3, 3, 2, 2),
-        conv_bias=True, feat_extract_norm="layer", do_stable_layer_norm=True,
-        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
-        hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
-        final_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0,
-        pad_token_id=1, bos_token_id=None, eos_token_id=2,
-        ctc_loss_reduction="mean", ctc_zero_infinity=True,
-    )
-    torch.manual_seed(SEED)
-    model = Wav2Vec2ForCTC(cfg).eval()
-    g = torch.Generator().manual_seed(SEED)
-    with torch.no_grad():
-        for name, p in sorted(model.named_parameters()):
-            if "masked_spec_embed" in name:
-                p.uniform_(0, 1, generator=g)
-            elif p.dim() == 1 and ("layer_norm" in name or "layernorm" in name) and name.endswith("weight"):
-                p.uniform_(0.8, 1.2, generator=g)
-            elif p.dim() == 1:
-                p.normal_(0.0, 0.02, generator=g)
-            elif "parametrizations.weight.original0" in name:
-                p.uniform_(0.8, 1.2, generator=g)
-            else:
-                fan_in = p[0].numel()
-                gain = 2.0 if "conv" in name else 1.0
-                p.normal_(0.0, (gain / fan_in) ** 0.5, generator=g)
-        model.lm_head.weight.mul_(4.0)
-        for _name, p in model.named_parameters():
-            p.copy_(p.to(torch.bfloat16).to(torch.float32))
-    return model
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_tiny_aligner import VOCAB, build, snapshot_dir  # noqa: E402
 
 
 def pcm_clip(n, seed):
@@ -99,6 +61,10 @@ def main():
             shutil.copyfile(os.path.join(tmp, name), os.path.join(model_dir, name))
     with open(os.path.join(model_dir, "vocab.json"), "w", encoding="utf-8") as fh:
         json.dump({t: i for i, t in enumerate(VOCAB)}, fh, indent=1)
+        fh.write("\n")
+    for name in ("config.json", "model.safetensors", "vocab.json"):
+        with open(os.path.join(model_dir, name), "rb") as a, open(os.path.join(snapshot_dir(), name), "rb") as b:
+            assert a.read() == b.read(), name + " differs from the tiny aligner's Hub snapshot"
     # The older weight-norm spelling, same values.
     os.makedirs(gv_dir)
     tensors = load_file(os.path.join(model_dir, "model.safetensors"))

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/ops.h"
+
 const char *ct_stop_reason_name(ct_stop_reason r) {
     switch (r) {
     case CT_STOP_EOS: return "eos";
@@ -64,7 +66,7 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
     while (n > 0) {
         s = ct_decoder_step(w, be, st, ws, ids, slot, n, S, pos0, logits);
         if (s != CT_OK) goto done;
-        s = be->ops->argmax(be, next, logits, n, V);
+        s = ct_op_argmax(be, next, ct_buf_f32(logits), n, V);
         if (s != CT_OK) goto done;
         pos0 += S;
         S = 1;

@@ -11,23 +11,10 @@
 set -euo pipefail
 OUTDIR=${OUT:-build-gpu/product}
 mkdir -p "$OUTDIR"
-D=/tmp/devdeps
-rm -rf "$D" && mkdir -p "$D"
-for d in build-devdeps/*.deb; do dpkg -x "$d" "$D"; done
-A=$D/usr/lib/x86_64-linux-gnu
-O=$A/openblas-openmp
-ln -sf "$(ls $O/libopenblasp-r*.so | head -1)" "$O/libopenblas.so.0"
-ln -sf libopenblas.so.0 "$O/libopenblas.so"
-# Requires.private names the codecs' own .pc files, which only a static link
-# needs and the carried set does not have: drop those lines
-sed -i '/^Requires.private/d' "$A"/pkgconfig/*.pc
-export PKG_CONFIG_SYSROOT_DIR=$D
-export PKG_CONFIG_PATH=$A/pkgconfig:$O/pkgconfig:$D/usr/share/pkgconfig
-export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH
-export LD_LIBRARY_PATH=$A:$O${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. tools/device/devdeps-env.sh
 CUDA=${CT_CUDA:-ON}
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=$CUDA -DCT_FFMPEG=OFF \
-  -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath,$A -Wl,-rpath,$O -Wl,-rpath-link,$A" > "$OUTDIR/cmake.log" 2>&1 ||
+  -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$OUTDIR/cmake.log" 2>&1 ||
   { tail -40 "$OUTDIR/cmake.log"; exit 1; }
 t0=$(date +%s)
 cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe > "$OUTDIR/build.log" 2>&1 ||

@@ -22,6 +22,19 @@ ct_status ct_cuda_side(ct_backend *be, int r, const int *host, size_t n, const i
     return CT_OK;
 }
 
+ct_status ct_cuda_scratch(ct_backend *be, size_t bytes, void **p) {
+    ct_cuda_be *cb = ct_cbe(be);
+    if (bytes > cb->scratch_cap) {
+        ct_cuda_dfree(cb->c, cb->scratch);
+        cb->scratch = NULL;
+        cb->scratch_cap = 0;
+        CT_TRY(ct_cuda_malloc(cb->c, &cb->scratch, bytes));
+        cb->scratch_cap = bytes;
+    }
+    *p = cb->scratch;
+    return CT_OK;
+}
+
 static ct_status cb_alloc(ct_backend *be, size_t bytes, void **ptr) {
     /* cudaMalloc aligns to 256 bytes, more than the 64 backend.h promises */
     return ct_cuda_malloc(ct_cbe(be)->c, ptr, bytes);
@@ -53,6 +66,7 @@ static void cb_destroy(ct_backend *be) {
     ct_cuda_be *cb = ct_cbe(be);
     if (cb) {
         if (cb->c && cb->side) ct_cuda_dfree(cb->c, cb->side);
+        if (cb->c && cb->scratch) ct_cuda_dfree(cb->c, cb->scratch);
         ct_cuda_host_free(cb->host_ids);
         ct_cuda_free(cb->c);
         free(cb);

@@ -26,10 +26,19 @@ typedef struct ct_cuda_be {
     int attn_variant;    /* ct_attn_variant */
     int *side;           /* device, CT_SIDE_REGIONS × CT_SIDE_INTS */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
+    void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
+    size_t scratch_cap;
 } ct_cuda_be;
 
 static inline ct_cuda_be *ct_cbe(ct_backend *be) { return (ct_cuda_be *)be->impl; }
 static inline cudaStream_t ct_cstream(ct_backend *be) { return ct_cbe(be)->c->stream; }
+
+/* Device scratch of at least `bytes` that an op uses between its own
+ * launches: the fused attention's packed q+u|k|v, which the model's
+ * workspace estimate (sized for the CPU's per-thread scratch) does not
+ * cover. Grown on the first larger batch (the old buffer is freed, which
+ * waits for the kernels that use it), kept until the backend is freed. */
+ct_status ct_cuda_scratch(ct_backend *be, size_t bytes, void **p);
 
 /* Copy n host ints into side region r; *dev is where they are. */
 ct_status ct_cuda_side(ct_backend *be, int r, const int *host, size_t n, const int **dev);

@@ -201,15 +201,12 @@ ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k,
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: the fused kernel takes bf16 and head sizes "
                        "16/32/64/80/96/128/160 (asked: %s, %d)", ct_dtype_name(dt), Dh);
     if (fused_ok && cb->attn_variant != CT_ATTN_SIMPLE) {
-        size_t mark = ct_arena_mark(ws);
-        size_t rows = (size_t)B * T;
-        __nv_bfloat16 *qkv = (__nv_bfloat16 *)ct_arena_alloc(ws, rows * 3 * D * 2);
-        float *vr = (float *)ct_arena_alloc(ws, sizeof(float) * (size_t)H * (2 * T - 1));
-        float *vmu = (float *)ct_arena_alloc(ws, sizeof(float) * (size_t)D);
-        if (!qkv || !vr || !vmu) {
-            ct_arena_rewind(ws, mark);
-            return ct_fail(CT_ERR_OOM, "cuda attn_relpos: workspace");
-        }
+        size_t rows = (size_t)B * T, qkv_b = (rows * 3 * D * 2 + 255) & ~(size_t)255;
+        size_t vr_b = (sizeof(float) * (size_t)H * (2 * T - 1) + 255) & ~(size_t)255;
+        char *sc;
+        CT_TRY(ct_cuda_scratch(be, qkv_b + vr_b + sizeof(float) * (size_t)D, (void **)&sc));
+        __nv_bfloat16 *qkv = (__nv_bfloat16 *)sc;
+        float *vr = (float *)(sc + qkv_b), *vmu = (float *)(sc + qkv_b + vr_b);
         cudaStream_t st = cb->c->stream;
         k_pack_qkv<<<ct_blocks(rows * D, 256), 256, 0, st>>>(qkv, (const __nv_bfloat16 *)q.data,
                                                              (const __nv_bfloat16 *)k.data,
@@ -223,7 +220,6 @@ ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k,
         if (s == CT_OK)
             s = ct_cuda_relattn_fused(cb->c, (uint16_t *)out.data, (const uint16_t *)qkv, (const uint16_t *)p.data,
                                       vr, dlen, B, T, H, Dh, scale);
-        ct_arena_rewind(ws, mark);
         return s;
     }
     size_t smem = sizeof(float) * (size_t)T;

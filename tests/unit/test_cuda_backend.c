@@ -393,7 +393,11 @@ static void check_relpos(ct_backend *be, const char *what, ct_dtype dt, int B, i
                                    u, vb, len, B, T, H, Dh, &g_ws_ref));
     ct_buf dq = dput(dt, q, m), dk = dput(dt, k, m), dv = dput(dt, v, m), dp = dput(dt, p, pn), dout = dpoison(dt, m);
     float *du = dvec(u, D), *dvb = dvec(vb, D);
+    /* be may be another context than g_cu (own stream): the uploads must
+     * have landed before it reads them, its kernels ended before we read */
+    CT_ASSERT_OK(g_cu->ops->synchronize(g_cu));
     CT_ASSERT_OK(ct_op_attn_relpos(be, dout, dq, dk, dv, dp, du, dvb, len, B, T, H, Dh, &g_ws_cu));
+    CT_ASSERT_OK(be->ops->synchronize(be));
     assert_int_equal(g_ws_cu.used, 0);
     float *got = dget(dout, m);
     expect_close(what, dt, got, orf, m, tol_for(dt));

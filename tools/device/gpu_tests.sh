@@ -11,7 +11,8 @@
 # Logs to $OUT (device call) or build-gpu/out.
 set -uo pipefail
 OUTDIR=${OUT:-build-gpu/out}
-mkdir -p "$OUTDIR"
+LOGS=$OUTDIR/logs # packed into one file at the end: the device tool returns at most 8 files
+mkdir -p "$OUTDIR" "$LOGS"
 STAGES=${STAGES:-build tests memcheck ab}
 AB_BATCHES=${AB_BATCHES:-1 32 128}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -22,10 +23,10 @@ export CT_FIXTURES=$PWD/tests/fixtures CT_BIN=$PWD/build-gpu/bin CT_SOURCE=$PWD 
 if has build; then
   el build
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
-    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$OUTDIR/cmake.log" 2>&1 || { tail -30 "$OUTDIR/cmake.log"; exit 1; }
+    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
-    test_asr_cuda_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine > "$OUTDIR/build.log" 2>&1 ||
-    { grep -E 'error|Error' "$OUTDIR/build.log" | head -40; exit 1; }
+    test_asr_cuda_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine > "$LOGS/build.log" 2>&1 ||
+    { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -38,24 +39,27 @@ fi
 if has memcheck; then
   el memcheck
   for t in test_cuda_backend test_asr_cuda_ops; do
-    compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/$t > "$OUTDIR/memcheck-$t.log" 2>&1
-    echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck-$t.log" | tail -1)"
+    compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
+      > "$LOGS/memcheck-$t.log" 2>&1
+    echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"
+    grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error)' "$LOGS/memcheck-$t.log" | head -45
   done
   timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/test_cuda_backend \
-    > "$OUTDIR/racecheck.log" 2>&1
-  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUTDIR/racecheck.log" | tail -1)"
+    > "$LOGS/racecheck.log" 2>&1
+  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
 fi
 if has ab; then
   el "random model"
-  [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$OUTDIR/randmodel.log" 2>&1 ||
-    { tail -5 "$OUTDIR/randmodel.log"; exit 1; }
+  [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOGS/randmodel.log" 2>&1 ||
+    { tail -5 "$LOGS/randmodel.log"; exit 1; }
   for b in $AB_BATCHES; do
     for dev in cuda cuda-ops; do
       el "bench_engine $dev batch $b"
       timeout 200 build-gpu/bin/bench_engine --model /tmp/full --dtype bf16 --device $dev --batch $b --seconds 30 \
-        --tokens 100 --runs 3 > "$OUTDIR/bench-$dev-$b.log" 2>&1 || echo "bench $dev $b: rc=$?"
-      grep -E "^load|^\{" "$OUTDIR/bench-$dev-$b.log" | tail -2
+        --tokens 100 --runs 3 > "$LOGS/bench-$dev-$b.log" 2>&1 || echo "bench $dev $b: rc=$?"
+      grep -E "^load|^\{" "$LOGS/bench-$dev-$b.log" | tail -2
     done
   done
 fi
+tar czf "$OUTDIR/logs.tgz" -C "$OUTDIR" logs && rm -rf "$LOGS"
 el done

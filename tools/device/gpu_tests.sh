@@ -25,7 +25,8 @@ if has build; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
-    test_asr_cuda_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine > "$LOGS/build.log" 2>&1 ||
+    test_asr_cuda_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
+    bench_cuda_asr > "$LOGS/build.log" 2>&1 ||
     { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
 fi
@@ -48,10 +49,24 @@ if has memcheck; then
     > "$LOGS/racecheck.log" 2>&1
   echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
 fi
-if has ab; then
+if has ab || has parity; then
   el "random model"
   [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOGS/randmodel.log" 2>&1 ||
     { tail -5 "$LOGS/randmodel.log"; exit 1; }
+fi
+if has parity; then
+  # transformers bf16 (sdpa) on the same checkpoint: its features, encoder output
+  # and logits after the prompt; then the old engine and the new path against them
+  el "parity: transformers dump"
+  (cd /tmp && OUT=/tmp/tfout python3 "$OLDPWD/tools/device/tf_bench.py" --model /tmp/full --cases "" \
+    --dump /tmp/full_parity.safetensors 2>&1 | grep -v -i warn) > "$LOGS/tf_dump.log" 2>&1
+  tail -2 "$LOGS/tf_dump.log"
+  el "parity: old engine, new path"
+  build-gpu/bin/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors 2>&1 | grep parity | head -2
+  build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype bf16
+  build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype fp16
+fi
+if has ab; then
   for b in $AB_BATCHES; do
     for dev in cuda cuda-ops; do
       el "bench_engine $dev batch $b"

@@ -16,9 +16,13 @@ ct_status ct_cuda_side(ct_backend *be, int r, const int *host, size_t n, const i
     ct_cuda_be *cb = ct_cbe(be);
     if (r < 0 || r >= CT_SIDE_REGIONS) return ct_fail(CT_ERR_INTERNAL, "cuda: side region %d", r);
     if (n > CT_SIDE_INTS) return ct_fail(CT_ERR_LIMIT, "cuda: %zu row indices exceed %d", n, (int)CT_SIDE_INTS);
-    int *d = cb->side + (size_t)r * CT_SIDE_INTS;
-    if (n) CT_CUDA_TRY(cudaMemcpyAsync(d, host, n * sizeof(int), cudaMemcpyHostToDevice, cb->c->stream));
+    int *d = cb->side + (size_t)r * CT_SIDE_INTS, *h = cb->side_host + (size_t)r * CT_SIDE_INTS;
     *dev = d;
+    if (!n || (n <= cb->side_n[r] && !memcmp(h, host, n * sizeof(int)))) return CT_OK; /* already there */
+    cb->side_n[r] = 0; /* unknown until the copy is queued */
+    CT_CUDA_TRY(cudaMemcpyAsync(d, host, n * sizeof(int), cudaMemcpyHostToDevice, cb->c->stream));
+    memcpy(h, host, n * sizeof(int));
+    cb->side_n[r] = n;
     return CT_OK;
 }
 
@@ -68,6 +72,7 @@ static void cb_destroy(ct_backend *be) {
         if (cb->c && cb->side) ct_cuda_dfree(cb->c, cb->side);
         if (cb->c && cb->scratch) ct_cuda_dfree(cb->c, cb->scratch);
         ct_cuda_host_free(cb->host_ids);
+        free(cb->side_host);
         ct_cuda_free(cb->c);
         free(cb);
     }
@@ -132,6 +137,8 @@ extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_b
     ct_status s = ct_cuda_create_device(opts->device_index, &cb->c);
     if (s == CT_OK) s = ct_cuda_malloc(cb->c, (void **)&cb->side, sizeof(int) * CT_SIDE_REGIONS * CT_SIDE_INTS);
     if (s == CT_OK) s = ct_cuda_host_alloc((void **)&cb->host_ids, sizeof(int32_t) * CT_SIDE_INTS);
+    if (s == CT_OK && !(cb->side_host = (int *)malloc(sizeof(int) * CT_SIDE_REGIONS * CT_SIDE_INTS)))
+        s = ct_fail(CT_ERR_OOM, "side arrays");
     if (s != CT_OK) {
         cb_destroy(be);
         return ct_fail_wrap(s, "backend cuda");

@@ -13,18 +13,31 @@ extern "C" {
 #include "compute/ops.h"
 }
 
-/* Side arrays: host int arrays an op needs on the device go into one of a
- * few fixed regions of a device buffer. Reuse is safe without waiting: the
- * copy is queued on the backend's stream behind every kernel that read the
- * region before, and cudaMemcpyAsync has taken the host data when it
- * returns (pageable source). */
-enum { CT_SIDE_REGIONS = 4, CT_SIDE_INTS = 1 << 16 };
+/* Side arrays: host int arrays an op needs on the device go into a fixed
+ * region of a device buffer, one region per purpose. Reuse is safe without
+ * waiting: the copy is queued on the backend's stream behind every kernel
+ * that read the region before, and cudaMemcpyAsync has taken the host data
+ * when it returns (pageable source). A host copy of each region's contents
+ * skips the upload when an op passes what is already there: the decoder's
+ * eight layers pass the same slots and lengths, so a step uploads each once. */
+enum {
+    CT_SIDE_LEN = 0,   /* per-row lengths (mask_time, attn_relpos) */
+    CT_SIDE_IDS = 1,   /* token ids (embed) */
+    CT_SIDE_POS = 2,   /* positions (embed) */
+    CT_SIDE_SLOT = 3,  /* decoder slots (kv_write, attention) */
+    CT_SIDE_KLEN = 4,  /* per-slot key counts (attn_cross) */
+    CT_SIDE_OUT = 5,   /* argmax results */
+    CT_SIDE_REGIONS = 6,
+    CT_SIDE_INTS = 1 << 16
+};
 
 typedef struct ct_cuda_be {
     ct_cuda *c;
     ct_dtype act;        /* BF16 or F16 */
     int attn_variant;    /* ct_attn_variant */
     int *side;           /* device, CT_SIDE_REGIONS × CT_SIDE_INTS */
+    int *side_host;      /* what each region holds (host copy) */
+    size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;

@@ -192,7 +192,7 @@ ct_status ct_cuda_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, 
     size_t n = (size_t)B * C * T * F;
     if (!n) return CT_OK;
     const int *dlen;
-    CT_TRY(ct_cuda_side(be, 0, len, (size_t)B, &dlen));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
     CT_CUDA_DISPATCH(x.dtype, E, "mask_time", {
         k_mask_time<E><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((E *)x.data, dlen, B, C, T, F);
         LAUNCH_CHECK();
@@ -293,8 +293,8 @@ ct_status ct_cuda_op_embed(ct_backend *be, ct_buf y, const int32_t *ids, const i
     }
     if (n <= 0) return CT_OK;
     const int *dids, *dpos;
-    CT_TRY(ct_cuda_side(be, 0, ids, (size_t)n, &dids));
-    CT_TRY(ct_cuda_side(be, 1, positions, (size_t)n, &dpos));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_IDS, ids, (size_t)n, &dids));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_POS, positions, (size_t)n, &dpos));
     size_t m = (size_t)n * D;
     CT_CUDA_DISPATCH(y.dtype, Y, "embed", CT_CUDA_DISPATCH(tok->dtype, W1, "embed", CT_CUDA_DISPATCH(pos->dtype, W2, "embed", {
         k_embed<Y, W1, W2><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((Y *)y.data, dids, dpos, n,
@@ -342,7 +342,8 @@ ct_status ct_cuda_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N
     if (n <= 0) return CT_OK;
     if (n > CT_SIDE_INTS) return ct_fail(CT_ERR_LIMIT, "cuda argmax: %d rows", n);
     ct_cuda_be *cb = ct_cbe(be);
-    int *d = cb->side + (size_t)3 * CT_SIDE_INTS;
+    int *d = cb->side + (size_t)CT_SIDE_OUT * CT_SIDE_INTS;
+    cb->side_n[CT_SIDE_OUT] = 0; /* written by the kernel: never a cache hit */
     k_argmax<<<n, 256, 0, cb->c->stream>>>(d, (const float *)x.data, N);
     LAUNCH_CHECK();
     CT_TRY(ct_cuda_d2h(cb->c, cb->host_ids, d, sizeof(int) * (size_t)n));

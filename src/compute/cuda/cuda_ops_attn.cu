@@ -16,6 +16,11 @@
 
 enum { ATT_THREADS = 128 };
 
+/* Bytes of dynamic shared memory for n float scores: rounded up to whole
+ * 16-byte vectors, because the compiler reads the tail of the P·V loop in
+ * wider loads than one float (memcheck saw 12-byte reads past n). */
+static size_t score_smem(int n) { return sizeof(float) * (((size_t)(n > 0 ? n : 1) + 3) & ~(size_t)3) + 16; }
+
 /* Softmax in place over s[0..nk) by the whole block, then out[d] =
  * Σ_j s[j]·v[j][d] for d < Dh (v rows v_stride apart). nk = 0 writes zeros,
  * as the reference's all-masked row does. */
@@ -72,7 +77,7 @@ ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const in
     size_t m = (size_t)n * S * D;
     if (!m) return CT_OK;
     const int *dslot;
-    CT_TRY(ct_cuda_side(be, 2, slot, (size_t)n, &dslot));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
     CT_CUDA_DISPATCH(src.dtype, E, "kv_write", {
         k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, S,
                                                                      pos0, Smax, D);
@@ -103,11 +108,11 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
     if (out.dtype != q.dtype || kc.dtype != q.dtype || vc.dtype != q.dtype)
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: mixed element types", name);
     if (n <= 0 || S <= 0) return CT_OK;
-    size_t smem = sizeof(float) * (size_t)(L > 0 ? L : 1);
-    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: %d keys exceed the kernel's 12288", name, L);
+    size_t smem = score_smem(L);
+    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: %d keys exceed the kernel's 12280", name, L);
     const int *dslot, *dlen = NULL;
-    CT_TRY(ct_cuda_side(be, 2, slot, (size_t)n, &dslot));
-    if (klen_host) CT_TRY(ct_cuda_side(be, 1, klen_host, (size_t)slots, &dlen));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
+    if (klen_host) CT_TRY(ct_cuda_side(be, CT_SIDE_KLEN, klen_host, (size_t)slots, &dlen));
     dim3 grid((unsigned)(n * S), (unsigned)H);
     float scale = 1.0f / sqrtf((float)Dh);
     CT_CUDA_DISPATCH(q.dtype, E, name, {
@@ -193,7 +198,7 @@ ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k,
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: mixed element types");
     if (B <= 0 || T <= 0) return CT_OK;
     const int *dlen;
-    CT_TRY(ct_cuda_side(be, 0, len, (size_t)B, &dlen));
+    CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
     const int D = H * Dh;
     const float scale = 1.0f / sqrtf((float)Dh);
     int fused_ok = dt == CT_DTYPE_BF16 && ct_cuda_relattn_fused_supports(Dh);
@@ -222,8 +227,8 @@ ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k,
                                       vr, dlen, B, T, H, Dh, scale);
         return s;
     }
-    size_t smem = sizeof(float) * (size_t)T;
-    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: %d frames exceed the simple kernel's 12288", T);
+    size_t smem = score_smem(T);
+    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: %d frames exceed the simple kernel's 12280", T);
     dim3 grid((unsigned)T, (unsigned)H, (unsigned)B);
     CT_CUDA_DISPATCH(dt, E, "attn_relpos", {
         k_relpos_simple<E><<<grid, ATT_THREADS, smem, cb->c->stream>>>((E *)out.data, (const E *)q.data,

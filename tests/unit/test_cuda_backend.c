@@ -133,6 +133,9 @@ static void test_matmul(void **state) {
         check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 1.f, 1, 1, 1);
         check_matmul(dt, 5, 300, 64, CT_ACT_NONE, 1.f, 0, 1, 1); /* logits */
         check_matmul(dt, 9, 40, 32, CT_ACT_NONE, 1.f, 0, 0, 0);  /* no bias */
+        /* a 16-bit output with alpha ≠ 1: the bias converted and scaled into
+         * scratch (the path taken where cuBLASLt has no fp32-bias kernel) */
+        check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 0.5f, 0, 0, 1);
     }
     /* float32 activations are refused with a message, not computed wrong */
     ct_buf y = dpoison(CT_DTYPE_F32, 4), x = dpoison(CT_DTYPE_F32, 4);

@@ -66,6 +66,7 @@ typedef struct ct_cuda_gemm_args {
     float alpha, beta; /* beta != 0 reads D as C (in-place residual add) */
     ct_cuda_act act;
     int f16; /* A, W (and a 16-bit D, bias) are fp16 instead of bf16 */
+    int bias_f32; /* the bias is fp32 whatever D's type (cuBLASLt's BIAS_DATA_TYPE) */
 } ct_cuda_gemm_args;
 ct_status ct_cuda_gemm(ct_cuda *c, const ct_cuda_gemm_args *g);
 

@@ -39,6 +39,7 @@ typedef struct ct_cuda_be {
     int *side_host;      /* what each region holds (host copy) */
     size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
+    int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
 } ct_cuda_be;
@@ -119,10 +120,19 @@ ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek,
 
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);
-/* In place x[i] = act(x[i] + bias[(i / inner) % n]) over count elements
- * (bias may be NULL): the epilogues cuBLASLt lacks (SiLU) with inner = 1,
- * and the pointwise conv's per-channel bias with inner = P. */
-ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t count, size_t n, size_t inner,
+/* In place x[r][c] = act(x[r][c] + bias) over rows × cols (bias may be
+ * NULL): bias[c] (per column: the epilogue cuBLASLt lacks, SiLU) or, when
+ * per_row, bias[r % bias_n] (the pointwise conv's per-channel bias over
+ * (B·Co) rows of P). */
+ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t rows, int cols, int per_row, int bias_n,
                            ct_act act);
+
+/* Elementwise kernels run on a 2-D grid, one block row per matrix row and
+ * 256 columns per block: no 64-bit division per element (which cost more
+ * than the memory traffic of these passes). */
+enum { CT_COLS_PER_BLOCK = 256 };
+static inline dim3 ct_grid2(size_t rows, int cols) {
+    return dim3((unsigned)rows, (unsigned)((cols + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK));
+}
 
 #endif

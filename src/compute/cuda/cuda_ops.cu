@@ -35,19 +35,22 @@ ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const fl
     return CT_OK;
 }
 
-template <typename T> __global__ void k_bias_act(T *x, const float *bias, size_t count, size_t n, size_t inner, int act) {
-    GRID_STRIDE(i, count) {
-        float b = bias ? bias[(i / inner) % n] : 0.f;
-        x[i] = ct_st<T>(ct_apply_act(ct_ld(x[i]) + b, act));
-    }
+template <typename T>
+__global__ void k_bias_act(T *x, const float *bias, int cols, int per_row, int bias_n, int act) {
+    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (c >= cols) return;
+    size_t i = (size_t)blockIdx.x * cols + c;
+    float b = bias ? bias[per_row ? (int)(blockIdx.x % (unsigned)bias_n) : c] : 0.f;
+    x[i] = ct_st<T>(ct_apply_act(ct_ld(x[i]) + b, act));
 }
 
-ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t count, size_t n, size_t inner,
+ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t rows, int cols, int per_row, int bias_n,
                            ct_act act) {
-    if (!count || !n || (!bias && act == CT_ACT_NONE)) return CT_OK;
+    if (!rows || cols <= 0 || (!bias && act == CT_ACT_NONE)) return CT_OK;
+    if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda bias/activation: %zu rows", rows);
     CT_CUDA_DISPATCH(x.dtype, T, "bias/activation", {
-        k_bias_act<T><<<ct_blocks(count, 256), 256, 0, ct_cstream(be)>>>((T *)x.data, bias, count, n,
-                                                                         inner ? inner : 1, (int)act);
+        k_bias_act<T><<<ct_grid2(rows, cols), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols, per_row,
+                                                                                    bias_n > 0 ? bias_n : 1, (int)act);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -86,12 +89,12 @@ ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float 
 }
 
 /* ---- GLU ----------------------------------------------------------------- */
-template <typename T> __global__ void k_glu(T *y, const T *x, int M, int D) {
-    GRID_STRIDE(i, (size_t)M * D) {
-        size_t m = i / D, c = i % D;
-        float a = ct_ld(x[m * 2 * D + c]), gte = ct_ld(x[m * 2 * D + D + c]);
-        y[i] = ct_st<T>(a / (1.f + __expf(-gte)));
-    }
+template <typename T> __global__ void k_glu(T *y, const T *x, int D) {
+    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (c >= D) return;
+    size_t m = blockIdx.x;
+    float a = ct_ld(x[m * 2 * D + c]), gte = ct_ld(x[m * 2 * D + D + c]);
+    y[m * D + c] = ct_st<T>(a / (1.f + __expf(-gte)));
 }
 
 ct_status ct_cuda_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D) {
@@ -99,7 +102,7 @@ ct_status ct_cuda_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D) {
     size_t n = (size_t)M * D;
     if (!n) return CT_OK;
     CT_CUDA_DISPATCH(y.dtype, T, "glu", {
-        k_glu<T><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((T *)y.data, (const T *)x.data, M, D);
+        k_glu<T><<<ct_grid2((size_t)M, D), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)y.data, (const T *)x.data, D);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -180,12 +183,12 @@ ct_status ct_cuda_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float
     return CT_OK;
 }
 
-template <typename E> __global__ void k_mask_time(E *x, const int *len, int B, int C, int T, int F) {
-    GRID_STRIDE(i, (size_t)B * C * T * F) {
-        int t = (int)(i / F % T);
-        size_t bb = i / ((size_t)F * T * C);
-        if (t >= len[bb]) x[i] = ct_st<E>(0.f);
-    }
+/* rows (b, c, t) of F; grid (B·C·T, F) */
+template <typename E> __global__ void k_mask_time(E *x, const int *len, int C, int T, int F) {
+    int f = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (f >= F) return;
+    unsigned row = blockIdx.x, t = row % (unsigned)T, bb = row / ((unsigned)T * (unsigned)C);
+    if ((int)t >= len[bb]) x[(size_t)row * F + f] = ct_st<E>(0.f);
 }
 
 ct_status ct_cuda_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int F) {
@@ -194,7 +197,7 @@ ct_status ct_cuda_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, 
     const int *dlen;
     CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
     CT_CUDA_DISPATCH(x.dtype, E, "mask_time", {
-        k_mask_time<E><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((E *)x.data, dlen, B, C, T, F);
+        k_mask_time<E><<<ct_grid2((size_t)B * C * T, F), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((E *)x.data, dlen, C, T, F);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -220,21 +223,20 @@ ct_status ct_cuda_op_flatten_ct(ct_backend *be, ct_buf y, ct_buf x, int B, int C
     return CT_OK;
 }
 
-/* depthwise conv1d over time, channels last: y, x (B,T,C), w (C,K) */
+/* depthwise conv1d over time, channels last: y, x (B,T,C), w (C,K); grid (B·T, C) */
 template <typename E>
-__global__ void k_dwconv1d(E *y, const E *x, const float *w, const float *b, int B, int T, int C, int K, int act) {
-    GRID_STRIDE(i, (size_t)B * T * C) {
-        int c = (int)(i % C), t = (int)(i / C % T);
-        size_t bb = i / ((size_t)C * T);
-        const E *xb = x + bb * T * C;
-        int pad = (K - 1) / 2;
-        float s = b[c];
-        for (int k = 0; k < K; k++) {
-            int tt = t + k - pad;
-            if (tt >= 0 && tt < T) s += w[(size_t)c * K + k] * ct_ld(xb[(size_t)tt * C + c]);
-        }
-        y[i] = ct_st<E>(ct_apply_act(s, act));
+__global__ void k_dwconv1d(E *y, const E *x, const float *w, const float *b, int T, int C, int K, int act) {
+    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (c >= C) return;
+    unsigned row = blockIdx.x, t = row % (unsigned)T;
+    const E *xb = x + (size_t)(row - t) * C; /* row b·T */
+    int pad = (K - 1) / 2;
+    float s = b[c];
+    for (int k = 0; k < K; k++) {
+        int tt = (int)t + k - pad;
+        if (tt >= 0 && tt < T) s += w[(size_t)c * K + k] * ct_ld(xb[(size_t)tt * C + c]);
     }
+    y[(size_t)row * C + c] = ct_st<E>(ct_apply_act(s, act));
 }
 
 ct_status ct_cuda_op_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int T,
@@ -244,8 +246,8 @@ ct_status ct_cuda_op_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w
     size_t n = (size_t)B * T * C;
     if (!n) return CT_OK;
     CT_CUDA_DISPATCH(y.dtype, E, "dwconv1d", {
-        k_dwconv1d<E><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((E *)y.data, (const E *)x.data, w, b, B, T, C, K,
-                                                                     (int)act);
+        k_dwconv1d<E><<<ct_grid2((size_t)B * T, C), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>(
+            (E *)y.data, (const E *)x.data, w, b, T, C, K, (int)act);
         LAUNCH_CHECK();
     });
     return CT_OK;

@@ -176,15 +176,14 @@ __global__ void k_relpos_simple(E *out, const E *q, const E *k, const E *v, cons
 /* qkv (B,T,3D) = [q + u | k | v]: the fused kernel reads one interleaved
  * buffer with u folded into q (cuda_relattn_fused.cu) */
 __global__ void k_pack_qkv(__nv_bfloat16 *qkv, const __nv_bfloat16 *q, const __nv_bfloat16 *k,
-                           const __nv_bfloat16 *v, const float *u, size_t rows, int D) {
-    GRID_STRIDE(i, rows * D) {
-        size_t r = i / D;
-        int c = (int)(i % D);
-        __nv_bfloat16 *o = qkv + r * 3 * D;
-        o[c] = __float2bfloat16_rn(__bfloat162float(q[i]) + u[c]);
-        o[D + c] = k[i];
-        o[2 * D + c] = v[i];
-    }
+                           const __nv_bfloat16 *v, const float *u, int D) {
+    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (c >= D) return;
+    size_t r = blockIdx.x, i = r * D + c;
+    __nv_bfloat16 *o = qkv + r * 3 * D;
+    o[c] = __float2bfloat16_rn(__bfloat162float(q[i]) + u[c]);
+    o[D + c] = k[i];
+    o[2 * D + c] = v[i];
 }
 __global__ void k_sub(float *y, const float *a, const float *b, int n) {
     GRID_STRIDE(i, (size_t)n) y[i] = a[i] - b[i];
@@ -213,9 +212,9 @@ ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k,
         __nv_bfloat16 *qkv = (__nv_bfloat16 *)sc;
         float *vr = (float *)(sc + qkv_b), *vmu = (float *)(sc + qkv_b + vr_b);
         cudaStream_t st = cb->c->stream;
-        k_pack_qkv<<<ct_blocks(rows * D, 256), 256, 0, st>>>(qkv, (const __nv_bfloat16 *)q.data,
-                                                             (const __nv_bfloat16 *)k.data,
-                                                             (const __nv_bfloat16 *)v.data, u, rows, D);
+        k_pack_qkv<<<ct_grid2(rows, D), CT_COLS_PER_BLOCK, 0, st>>>(qkv, (const __nv_bfloat16 *)q.data,
+                                                                    (const __nv_bfloat16 *)k.data,
+                                                                    (const __nv_bfloat16 *)v.data, u, D);
         LAUNCH_CHECK();
         /* (q+u)·p + ((vb−u))·p = (q+vb)·p: the position bias goes in as vr */
         k_sub<<<ct_blocks((size_t)D, 256), 256, 0, st>>>(vmu, vb, u, D);

@@ -49,13 +49,27 @@ ct_status ct_cuda_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor 
      * with an activation other than NONE is all the model uses) */
     int silu = act == CT_ACT_SILU;
     if (silu && alpha != 1.f) return ct_fail(CT_ERR_UNSUPPORTED, "cuda matmul: SiLU with alpha %g", alpha);
+    if (K <= 0) return ct_fail(CT_ERR_INVALID_ARG, "cuda matmul: K = 0");
+    ct_cuda_gemm_args g = {M, N, K, (const uint16_t *)x.data, K, (const uint16_t *)w->data, K, NULL, y.data, N,
+                           y.dtype == CT_DTYPE_F32, alpha, has_res ? 1.f : 0.f,
+                           act == CT_ACT_RELU ? CT_CUDA_ACT_RELU : CT_CUDA_ACT_NONE, x.dtype == CT_DTYPE_F16, 0};
+    ct_status s = CT_OK;
+    /* an fp32 bias straight into a 16-bit output's epilogue saves a conversion
+     * launch per matmul (and rounds the bias once, with the sum); where
+     * cuBLASLt has no such kernel, the bias is converted as below */
+    if (!silu && b && alpha == 1.f && y.dtype != CT_DTYPE_F32 && !cb->no_f32_bias) {
+        g.bias = b;
+        g.bias_f32 = 1;
+        s = ct_cuda_gemm(cb->c, &g);
+        if (s == CT_OK) return CT_OK;
+        cb->no_f32_bias = 1;
+        g.bias_f32 = 0;
+    }
     const void *bias = NULL;
     if (!silu) CT_TRY(bias_for(be, y.dtype, b, alpha, N, ws, &bias));
-    ct_cuda_gemm_args g = {M, N, K, (const uint16_t *)x.data, K, (const uint16_t *)w->data, K, bias, y.data, N,
-                           y.dtype == CT_DTYPE_F32, alpha, has_res ? 1.f : 0.f,
-                           act == CT_ACT_RELU ? CT_CUDA_ACT_RELU : CT_CUDA_ACT_NONE, x.dtype == CT_DTYPE_F16};
-    ct_status s = K > 0 ? ct_cuda_gemm(cb->c, &g) : ct_fail(CT_ERR_INVALID_ARG, "cuda matmul: K = 0");
-    if (s == CT_OK && silu) s = ct_cuda_bias_act(be, y, b, (size_t)M * N, (size_t)N, 1, CT_ACT_SILU);
+    g.bias = bias;
+    s = ct_cuda_gemm(cb->c, &g);
+    if (s == CT_OK && silu) s = ct_cuda_bias_act(be, y, b, (size_t)M, N, 0, N, CT_ACT_SILU);
     if (ws) ct_arena_rewind(ws, mark);
     return s;
 }
@@ -71,5 +85,5 @@ ct_status ct_cuda_op_conv_pointwise(ct_backend *be, ct_buf y, ct_buf x, const ct
     ct_cuda_bgemm_args g = {Co, P, Ci, B, (const uint16_t *)w->data, Ci, 0, (const uint16_t *)x.data, P,
                             (long long)Ci * P, 0, y.data, P, (long long)Co * P, 0, 1.f, x.dtype == CT_DTYPE_F16};
     CT_TRY(ct_cuda_bgemm(cb->c, &g));
-    return ct_cuda_bias_act(be, y, b, (size_t)B * Co * P, (size_t)Co, (size_t)P, act);
+    return ct_cuda_bias_act(be, y, b, (size_t)B * Co, P, 1, Co, act);
 }

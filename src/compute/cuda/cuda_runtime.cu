@@ -201,9 +201,12 @@ extern "C" ct_status ct_cuda_upload_bf16(ct_cuda *c, uint16_t *dst, const float 
  * sees m = N, n = M with W transposed; the bias runs along cuBLAS's m. */
 static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan **out) {
     int key[12] = {g->M, g->N, g->K, g->lda, g->ldw, g->ldd, g->d_f32, g->bias != NULL, (int)g->act,
-                   g->beta != 0.f, g->f16, 0};
+                   g->beta != 0.f, g->f16, g->bias_f32};
     for (ct_cuda_plan *p = c->plans; p; p = p->next)
         if (!memcmp(p->key, key, sizeof key)) {
+            /* a shape whose heuristic found nothing stays refused (its algo is unset) */
+            if (p->n_cand <= 0)
+                return ct_fail(CT_ERR_DEVICE, "cuBLASLt: no algorithm for GEMM M=%d N=%d K=%d", g->M, g->N, g->K);
             *out = p;
             return CT_OK;
         }
@@ -222,7 +225,8 @@ static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan *
     if (g->bias) {
         ep = g->act == CT_CUDA_ACT_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS
            : g->act == CT_CUDA_ACT_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-        CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof dt));
+        cudaDataType_t bt = g->bias_f32 ? CUDA_R_32F : dt;
+        CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
     } else if (g->act == CT_CUDA_ACT_RELU) {
         ep = CUBLASLT_EPILOGUE_RELU;
     } else if (g->act == CT_CUDA_ACT_GELU) {

@@ -128,7 +128,8 @@ static void test_matmul(void **state) {
         ct_dtype dt = ACT16[i];
         check_matmul(dt, 77, 96, 136, CT_ACT_NONE, 1.f, 0, 0, 1);
         check_matmul(dt, 77, 96, 136, CT_ACT_RELU, 1.f, 0, 0, 1);
-        check_matmul(dt, 64, 200, 72, CT_ACT_SILU, 1.f, 0, 0, 1);
+        check_matmul(dt, 64, 200, 72, CT_ACT_SILU, 1.f, 0, 0, 1); /* SiLU pass, 16-byte vectors */
+        check_matmul(dt, 20, 100, 40, CT_ACT_SILU, 1.f, 0, 0, 1); /* ... one element per thread */
         check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 0.5f, 1, 1, 1); /* FF: x += 0.5·(hW + b) */
         check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 1.f, 1, 1, 1);
         check_matmul(dt, 5, 300, 64, CT_ACT_NONE, 1.f, 0, 1, 1); /* logits */
@@ -154,7 +155,8 @@ static void test_conv_pointwise(void **state) {
     (void)state;
     for (int i = 0; i < 2; i++) {
         ct_dtype dt = ACT16[i];
-        int B = 2, Ci = 24, Co = 40, P = 57;
+        for (int P = 57; P <= 64; P += 7) { /* per-channel bias: one element, then 16-byte vectors */
+        int B = 2, Ci = 24, Co = 40;
         float *x = rnd(dt, (size_t)B * Ci * P, 1.f), *w = rnd(dt, (size_t)Co * Ci, 0.3f), *b = rnd(CT_DTYPE_F32, Co, 1.f);
         int64_t shape[2] = {Co, Ci};
         ct_tensor wr, wc;
@@ -173,12 +175,11 @@ static void test_conv_pointwise(void **state) {
         g_cu->ops->free(g_cu, db);
         ct_tensor_release(&wr);
         ct_tensor_release(&wc);
+        }
     }
 }
 
-static void test_layer_norm(void **state) {
-    (void)state;
-    int M = 37, D = 200;
+static void check_layer_norm(int M, int D) {
     float *x = rnd(CT_DTYPE_F32, (size_t)M * D, 2.f), *g = rnd(CT_DTYPE_F32, D, 1.f), *b = rnd(CT_DTYPE_F32, D, 1.f);
     for (size_t i = 0; i < (size_t)M * D; i++) x[i] += 0.5f; /* a mean to remove */
     float *yr = malloc(sizeof(float) * (size_t)M * D);
@@ -202,6 +203,13 @@ static void test_layer_norm(void **state) {
     dfree(dx);
     g_cu->ops->free(g_cu, dg);
     g_cu->ops->free(g_cu, dbv);
+}
+
+static void test_layer_norm(void **state) {
+    (void)state;
+    check_layer_norm(37, 200);  /* the kernel's row-in-registers variants: 2, 6 and 16 per thread */
+    check_layer_norm(9, 1280);
+    check_layer_norm(5, 1700);
 }
 
 static void test_glu_convert(void **state) {

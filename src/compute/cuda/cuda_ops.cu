@@ -35,45 +35,80 @@ ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const fl
     return CT_OK;
 }
 
-template <typename T>
+/* VEC elements per thread (one 16-byte access when VEC·sizeof(T) = 16:
+ * these passes are memory-bound), the row's VEC-aligned columns */
+template <typename T, int VEC>
 __global__ void k_bias_act(T *x, const float *bias, int cols, int per_row, int bias_n, int act) {
-    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
-    if (c >= cols) return;
-    size_t i = (size_t)blockIdx.x * cols + c;
-    float b = bias ? bias[per_row ? (int)(blockIdx.x % (unsigned)bias_n) : c] : 0.f;
-    x[i] = ct_st<T>(ct_apply_act(ct_ld(x[i]) + b, act));
+    int c0 = (blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x) * VEC;
+    if (c0 >= cols) return;
+    T *p = x + (size_t)blockIdx.x * cols + c0;
+    float rb = bias && per_row ? bias[blockIdx.x % (unsigned)bias_n] : 0.f;
+    T v[VEC];
+    if (VEC * sizeof(T) == 16) *reinterpret_cast<uint4 *>(v) = *reinterpret_cast<const uint4 *>(p);
+    else
+        for (int k = 0; k < VEC; k++) v[k] = p[k];
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        float b = bias ? (per_row ? rb : bias[c0 + k]) : 0.f;
+        v[k] = ct_st<T>(ct_apply_act(ct_ld(v[k]) + b, act));
+    }
+    if (VEC * sizeof(T) == 16) *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<const uint4 *>(v);
+    else
+        for (int k = 0; k < VEC; k++) p[k] = v[k];
 }
 
 ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t rows, int cols, int per_row, int bias_n,
                            ct_act act) {
     if (!rows || cols <= 0 || (!bias && act == CT_ACT_NONE)) return CT_OK;
     if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda bias/activation: %zu rows", rows);
+    int bn = bias_n > 0 ? bias_n : 1;
     CT_CUDA_DISPATCH(x.dtype, T, "bias/activation", {
-        k_bias_act<T><<<ct_grid2(rows, cols), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols, per_row,
-                                                                                    bias_n > 0 ? bias_n : 1, (int)act);
+        constexpr int V = 16 / sizeof(T);
+        /* 16-byte rows and base: vectors; else one element per thread */
+        if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0) {
+            dim3 grid((unsigned)rows, (unsigned)((cols / V + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK));
+            k_bias_act<T, V><<<grid, CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols, per_row, bn,
+                                                                          (int)act);
+        } else {
+            k_bias_act<T, 1><<<ct_grid2(rows, cols), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols,
+                                                                                          per_row, bn, (int)act);
+        }
         LAUNCH_CHECK();
     });
     return CT_OK;
 }
 
 /* ---- layer norm: one block per row, two passes like the reference -------- */
-template <typename Y, typename X>
+/* The row is read once into registers (NPT per thread, D ≤ 256·NPT); mean,
+ * then the variance around it, as the reference computes them. y may alias
+ * x: every read happens before the first reduction's barrier. */
+template <typename Y, typename X, int NPT>
 __global__ void k_layer_norm(Y *y, const X *x, const float *g, const float *b, int D, float eps) {
     __shared__ float sh[32];
     const X *xr = x + (size_t)blockIdx.x * D;
     Y *yr = y + (size_t)blockIdx.x * D;
+    float v[NPT];
     float s = 0.f;
-    for (int d = threadIdx.x; d < D; d += blockDim.x) s += ct_ld(xr[d]);
-    float mean = ct_block_sum(s, sh) / (float)D;
-    float v = 0.f;
-    for (int d = threadIdx.x; d < D; d += blockDim.x) {
-        float t = ct_ld(xr[d]) - mean;
-        v += t * t;
+#pragma unroll
+    for (int k = 0; k < NPT; k++) {
+        int d = threadIdx.x + k * blockDim.x;
+        v[k] = d < D ? ct_ld(xr[d]) : 0.f;
+        s += v[k];
     }
-    float inv = rsqrtf(ct_block_sum(v, sh) / (float)D + eps);
-    /* every thread has read its row elements before the reduction's barrier,
-     * so y may alias x */
-    for (int d = threadIdx.x; d < D; d += blockDim.x) yr[d] = ct_st<Y>((ct_ld(xr[d]) - mean) * inv * g[d] + b[d]);
+    float mean = ct_block_sum(s, sh) / (float)D;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < NPT; k++) {
+        int d = threadIdx.x + k * blockDim.x;
+        float t = d < D ? v[k] - mean : 0.f;
+        q += t * t;
+    }
+    float inv = rsqrtf(ct_block_sum(q, sh) / (float)D + eps);
+#pragma unroll
+    for (int k = 0; k < NPT; k++) {
+        int d = threadIdx.x + k * blockDim.x;
+        if (d < D) yr[d] = ct_st<Y>((v[k] - mean) * inv * g[d] + b[d]);
+    }
 }
 
 ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
@@ -81,8 +116,12 @@ ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float 
     if (M <= 0 || D <= 0) return CT_OK;
     if (y.data == x.data && y.dtype != x.dtype)
         return ct_fail(CT_ERR_INVALID_ARG, "cuda layer_norm: in place across element types");
+    if (D > 256 * 16) return ct_fail(CT_ERR_UNSUPPORTED, "cuda layer_norm: rows of %d (at most 4096)", D);
+    cudaStream_t st = ct_cstream(be);
     CT_CUDA_DISPATCH(y.dtype, Y, "layer_norm", CT_CUDA_DISPATCH(x.dtype, X, "layer_norm", {
-        k_layer_norm<Y, X><<<M, 256, 0, ct_cstream(be)>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);
+        if (D <= 256 * 2) k_layer_norm<Y, X, 2><<<M, 256, 0, st>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);
+        else if (D <= 256 * 6) k_layer_norm<Y, X, 6><<<M, 256, 0, st>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);
+        else k_layer_norm<Y, X, 16><<<M, 256, 0, st>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);
         LAUNCH_CHECK();
     }));
     return CT_OK;
@@ -109,26 +148,27 @@ ct_status ct_cuda_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D) {
 }
 
 /* ---- subsampling convolutions, layout (B, C, T, F) ----------------------- */
-/* 3×3 stride 2 pad 1 from one channel: x (B,T,F) → y (B,C,To,Fo) */
+/* 3×3 stride 2 pad 1 from one channel: x (B,T,F) → y (B,C,To,Fo); grid
+ * (B·C·To output rows, Fo) */
 template <typename Y, typename X>
-__global__ void k_conv2d_s2(Y *y, const X *x, const float *w, const float *b, int B, int C, int T, int F, int To,
-                            int Fo, int act) {
-    GRID_STRIDE(i, (size_t)B * C * To * Fo) {
-        int fo = (int)(i % Fo), to = (int)(i / Fo % To), c = (int)(i / ((size_t)Fo * To) % C);
-        size_t bb = i / ((size_t)Fo * To * C);
-        const X *xb = x + bb * T * F;
-        float s = b[c];
-        for (int kt = 0; kt < 3; kt++) {
-            int t = 2 * to - 1 + kt;
-            if (t < 0 || t >= T) continue;
-            for (int kf = 0; kf < 3; kf++) {
-                int f = 2 * fo - 1 + kf;
-                if (f < 0 || f >= F) continue;
-                s += w[c * 9 + kt * 3 + kf] * ct_ld(xb[(size_t)t * F + f]);
-            }
+__global__ void k_conv2d_s2(Y *y, const X *x, const float *w, const float *b, int C, int T, int F, int To, int Fo,
+                            int act) {
+    int fo = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (fo >= Fo) return;
+    unsigned row = blockIdx.x, to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C,
+             bb = bc / (unsigned)C;
+    const X *xb = x + (size_t)bb * T * F;
+    const float *wc = w + c * 9;
+    float s = b[c];
+    for (int kt = 0; kt < 3; kt++) {
+        int t = 2 * (int)to - 1 + kt;
+        if (t < 0 || t >= T) continue;
+        for (int kf = 0; kf < 3; kf++) {
+            int f = 2 * fo - 1 + kf;
+            if (f >= 0 && f < F) s += wc[kt * 3 + kf] * ct_ld(xb[(size_t)t * F + f]);
         }
-        y[i] = ct_st<Y>(ct_apply_act(s, act));
     }
+    y[(size_t)row * Fo + fo] = ct_st<Y>(ct_apply_act(s, act));
 }
 
 static int stride2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
@@ -139,34 +179,32 @@ ct_status ct_cuda_op_conv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *
     size_t n = (size_t)B * C * To * Fo;
     if (!n) return CT_OK;
     CT_CUDA_DISPATCH(y.dtype, Y, "conv2d_s2", CT_CUDA_DISPATCH(x.dtype, X, "conv2d_s2", {
-        k_conv2d_s2<Y, X><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((Y *)y.data, (const X *)x.data, w, b, B, C,
-                                                                         T, F, To, Fo, (int)act);
+        k_conv2d_s2<Y, X><<<ct_grid2((size_t)B * C * To, Fo), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>(
+            (Y *)y.data, (const X *)x.data, w, b, C, T, F, To, Fo, (int)act);
         LAUNCH_CHECK();
     }));
     return CT_OK;
 }
 
-/* depthwise 3×3 stride 2 pad 1: x (B,C,T,F) → y (B,C,To,Fo) */
+/* depthwise 3×3 stride 2 pad 1: x (B,C,T,F) → y (B,C,To,Fo); grid (B·C·To, Fo) */
 template <typename T>
-__global__ void k_dwconv2d_s2(T *y, const T *x, const float *w, const float *b, int B, int C, int Ti, int F, int To,
-                              int Fo, int act) {
-    GRID_STRIDE(i, (size_t)B * C * To * Fo) {
-        int fo = (int)(i % Fo), to = (int)(i / Fo % To);
-        size_t bc = i / ((size_t)Fo * To);
-        int c = (int)(bc % C);
-        const T *xc = x + bc * Ti * F;
-        float s = b[c];
-        for (int kt = 0; kt < 3; kt++) {
-            int t = 2 * to - 1 + kt;
-            if (t < 0 || t >= Ti) continue;
-            for (int kf = 0; kf < 3; kf++) {
-                int f = 2 * fo - 1 + kf;
-                if (f < 0 || f >= F) continue;
-                s += w[c * 9 + kt * 3 + kf] * ct_ld(xc[(size_t)t * F + f]);
-            }
+__global__ void k_dwconv2d_s2(T *y, const T *x, const float *w, const float *b, int C, int Ti, int F, int To, int Fo,
+                              int act) {
+    int fo = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (fo >= Fo) return;
+    unsigned row = blockIdx.x, to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C;
+    const T *xc = x + (size_t)bc * Ti * F;
+    const float *wc = w + c * 9;
+    float s = b[c];
+    for (int kt = 0; kt < 3; kt++) {
+        int t = 2 * (int)to - 1 + kt;
+        if (t < 0 || t >= Ti) continue;
+        for (int kf = 0; kf < 3; kf++) {
+            int f = 2 * fo - 1 + kf;
+            if (f >= 0 && f < F) s += wc[kt * 3 + kf] * ct_ld(xc[(size_t)t * F + f]);
         }
-        y[i] = ct_st<T>(ct_apply_act(s, act));
     }
+    y[(size_t)row * Fo + fo] = ct_st<T>(ct_apply_act(s, act));
 }
 
 ct_status ct_cuda_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C,
@@ -176,28 +214,38 @@ ct_status ct_cuda_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float
     size_t n = (size_t)B * C * To * Fo;
     if (!n) return CT_OK;
     CT_CUDA_DISPATCH(y.dtype, E, "dwconv2d_s2", {
-        k_dwconv2d_s2<E><<<ct_blocks(n, 256), 256, 0, ct_cstream(be)>>>((E *)y.data, (const E *)x.data, w, b, B, C, T,
-                                                                        F, To, Fo, (int)act);
+        k_dwconv2d_s2<E><<<ct_grid2((size_t)B * C * To, Fo), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>(
+            (E *)y.data, (const E *)x.data, w, b, C, T, F, To, Fo, (int)act);
         LAUNCH_CHECK();
     });
     return CT_OK;
 }
 
-/* rows (b, c, t) of F; grid (B·C·T, F) */
+/* Only the masked tail is touched: plane (b, c) has (T − len[b])·F
+ * elements to zero from t = len[b]; grid (B·C planes, the longest tail) */
 template <typename E> __global__ void k_mask_time(E *x, const int *len, int C, int T, int F) {
-    int f = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
-    if (f >= F) return;
-    unsigned row = blockIdx.x, t = row % (unsigned)T, bb = row / ((unsigned)T * (unsigned)C);
-    if ((int)t >= len[bb]) x[(size_t)row * F + f] = ct_st<E>(0.f);
+    unsigned plane = blockIdx.x, bb = plane / (unsigned)C;
+    int L = min(max(len[bb], 0), T);
+    size_t tail = (size_t)(T - L) * F, i = (size_t)blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (i < tail) x[((size_t)plane * T + L) * F + i] = ct_st<E>(0.f);
 }
 
 ct_status ct_cuda_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int F) {
-    size_t n = (size_t)B * C * T * F;
-    if (!n) return CT_OK;
+    if ((size_t)B * C * T * F == 0) return CT_OK;
+    int minlen = T; /* the longest tail decides the grid; rows at full length cost nothing */
+    for (int b = 0; b < B; b++) {
+        int L = len[b] < 0 ? 0 : len[b] > T ? T : len[b];
+        if (L < minlen) minlen = L;
+    }
+    size_t tail = (size_t)(T - minlen) * F;
+    if (!tail) return CT_OK;
+    if ((size_t)B * C > 0x7fffffffu || (tail + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK > 65535)
+        return ct_fail(CT_ERR_LIMIT, "cuda mask_time: %d x %d planes of %zu masked elements", B, C, tail);
     const int *dlen;
     CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
+    dim3 grid((unsigned)(B * C), (unsigned)((tail + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK));
     CT_CUDA_DISPATCH(x.dtype, E, "mask_time", {
-        k_mask_time<E><<<ct_grid2((size_t)B * C * T, F), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((E *)x.data, dlen, C, T, F);
+        k_mask_time<E><<<grid, CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((E *)x.data, dlen, C, T, F);
         LAUNCH_CHECK();
     });
     return CT_OK;

@@ -3,6 +3,8 @@
  * arenas and weights, the stream, and the typed (version 3) ops of
  * cuda_ops*.cu. Activations are bf16 by default, fp16 on request; the
  * residual stream, norms, softmax and logits stay float32 (compute/ops.h).
+ * Creating the backend makes its device current for the calling thread;
+ * ops do not switch devices, so one thread drives one device's backends.
  * The float32-only entries of versions 1–2 are left NULL: compute/ops.c
  * then refuses float32 activations on this backend with a clear message,
  * and the wav2vec2 aligner's ops (conv1d, attn_full, ...) do not run here yet.

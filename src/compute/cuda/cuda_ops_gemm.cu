@@ -49,6 +49,9 @@ ct_status ct_cuda_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor 
      * with an activation other than NONE is all the model uses) */
     int silu = act == CT_ACT_SILU;
     if (silu && alpha != 1.f) return ct_fail(CT_ERR_UNSUPPORTED, "cuda matmul: SiLU with alpha %g", alpha);
+    /* ReLU in the epilogue sees alpha·(x·Wᵀ + b): equal to alpha·relu(...) only for alpha > 0 */
+    if (act == CT_ACT_RELU && !(alpha > 0.f))
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda matmul: ReLU with alpha %g", alpha);
     if (K <= 0) return ct_fail(CT_ERR_INVALID_ARG, "cuda matmul: K = 0");
     ct_cuda_gemm_args g = {M, N, K, (const uint16_t *)x.data, K, (const uint16_t *)w->data, K, NULL, y.data, N,
                            y.dtype == CT_DTYPE_F32, alpha, has_res ? 1.f : 0.f,

@@ -80,11 +80,13 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
                 if (s != CT_OK) goto done;
             }
             row->n_tokens++;
-            if (next[r] == opts->eos_id && !opts->ignore_eos) row->stop = CT_STOP_EOS;
+            if (next[r] == opts->eos_id && !opts->ignore_eos && !opts->forced) row->stop = CT_STOP_EOS;
             else if (row->n_tokens >= budget) row->stop = at_budget;
-            if (row->stop == CT_STOP_NONE) { /* stays: feed its token next step */
+            if (row->stop == CT_STOP_NONE) { /* stays: feed its token (or the forced one) next step */
                 slot[kept] = slot[r];
-                ids[kept] = next[r];
+                ids[kept] = opts->forced
+                                ? opts->forced[(size_t)slot[r] * opts->max_new_tokens + (size_t)row->n_tokens - 1]
+                                : next[r];
                 kept++;
             }
         }

@@ -45,11 +45,16 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     ct_status s;
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = opts->threads;
+    bo.device_index = opts->device_index;
+    bo.act_dtype = opts->act_dtype;
+    bo.attn_variant = opts->attn_variant;
     a->threads = opts->threads;
-    /* "cuda" is the whole-model GPU engine, not the per-op backend table */
+    /* "cuda" is the whole-model GPU engine; "cuda-ops" the per-op backend
+     * table under the same model code as the CPU */
     int gpu = opts->device && !strcmp(opts->device, "cuda");
+    const char *be_name = opts->device && !strcmp(opts->device, "cuda-ops") ? "cuda" : opts->device;
     if (gpu && (s = ct_asr_gpu_check(opts->weight_dtype)) != CT_OK) goto fail;
-    if (!gpu && (s = ct_backend_create(opts->device, &bo, &a->be)) != CT_OK) goto fail;
+    if (!gpu && (s = ct_backend_create(be_name, &bo, &a->be)) != CT_OK) goto fail;
     /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
      * so the file is read once; the GPU engine needs the check at open */
     if ((s = (gpu ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;

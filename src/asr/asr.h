@@ -26,9 +26,17 @@
 #include "model/tokenizer.h"
 
 typedef struct ct_asr_options {
-    const char *device;    /* "cpu" (default), "cpu-ref", "cuda" (the whole-model GPU engine) */
+    /* "cpu" (default), "cpu-ref", "cuda" (the whole-model GPU engine), or
+     * "cuda-ops": the model code of src/asr over the "cuda" backend table
+     * (the path that is to replace the engine; weights in its activation type) */
+    const char *device;
     ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16; "cuda": BF16 only */
     int threads;           /* 0: OpenMP default */
+    /* "cuda-ops" only: device ordinal, activation type (F32: the backend's
+     * default, bf16), encoder attention variant */
+    int device_index;
+    ct_dtype act_dtype;
+    ct_attn_variant attn_variant;
 } ct_asr_options;
 
 ct_asr_options ct_asr_default_options(void);

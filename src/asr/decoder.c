@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/ops.h"
+
+/* The residual stream x and the logits are float32; projections, attention
+ * and caches are in the backend's activation type (compute/ops.h). */
 #define F32(t) ((const float *)(t).data)
-#define OPS (be->ops)
 
 static size_t fbytes(size_t n) { return (n * sizeof(float) + 2 * CT_ARENA_ALIGN) / CT_ARENA_ALIGN * CT_ARENA_ALIGN; }
 
@@ -21,9 +24,9 @@ size_t ct_decoder_step_bytes(const ct_asr_hparams *hp, int n, int S, int Tenc, i
     size_t d = (size_t)hp->d_dec, M = (size_t)n * S, nth = threads > 0 ? (size_t)threads : 1;
     size_t ff = (size_t)hp->dec_ff > d ? (size_t)hp->dec_ff : d;
     /* what ct_decoder_step allocates: x, h, q, k, v, att (M × d each), f (M ×
-     * ff), last (n × d), each rounded up to the arena's alignment; the
+     * ff), last and its norm (n × d), each rounded up to the arena's alignment; the
      * matmuls' per-thread weight tiles or the attention scratch come on top */
-    size_t acts = 6 * fbytes(M * d) + fbytes(M * ff) + fbytes((size_t)n * d) + 2 * fbytes((size_t)n * S) +
+    size_t acts = 6 * fbytes(M * d) + fbytes(M * ff) + 2 * fbytes((size_t)n * d) + 2 * fbytes((size_t)n * S) +
                   16 * CT_ARENA_ALIGN;
     size_t K = ff > (size_t)hp->d_enc ? ff : (size_t)hp->d_enc;
     size_t att = nth * (size_t)(Tenc > Smax ? Tenc : Smax) + (size_t)(Tenc > Smax ? Tenc : Smax);
@@ -38,11 +41,13 @@ ct_status ct_decoder_prepare(const ct_asr_weights *w, ct_backend *be, ct_arena *
     const int d = hp->d_dec, L = hp->dec_layers, M = B * Tenc;
     memset(st, 0, sizeof *st);
     if (Smax > hp->max_pos) Smax = hp->max_pos;
+    const ct_dtype at = ct_backend_act_dtype(be);
+    st->act = at;
     st->slots = B;
     st->Tenc = Tenc;
     st->Smax = Smax;
     st->enc_len = calloc((size_t)B, sizeof(int));
-    st->ptrs = calloc((size_t)4 * L, sizeof(float *));
+    st->ptrs = calloc((size_t)4 * L, sizeof(void *));
     st->positions = malloc(sizeof(int32_t) * (size_t)B * (Smax > 0 ? Smax : 1));
     if (!st->enc_len || !st->ptrs || !st->positions) {
         ct_decoder_state_free(st);
@@ -55,25 +60,36 @@ ct_status ct_decoder_prepare(const ct_asr_weights *w, ct_backend *be, ct_arena *
     st->sv = st->ptrs + 3 * L;
     for (int i = 0; i < 4 * L; i++) {
         size_t n = (size_t)B * (i < 2 * L ? Tenc : Smax) * d;
-        st->ptrs[i] = ct_arena_alloc(act, sizeof(float) * n);
+        st->ptrs[i] = ct_arena_alloc(act, ct_dtype_size(at) * n);
         if (!st->ptrs[i]) {
             ct_decoder_state_free(st);
             return ct_fail_wrap(CT_ERR_OOM, "decoder caches");
         }
     }
-    /* enc_proj is needed only to make the cross K/V: take it from the top of act */
+    /* enc_proj is needed only to make the cross K/V: take it from the top of
+     * act, and so the encoder output in the activation type where that is not
+     * float32 (a matmul's x is an activation; the caches above were counted
+     * as float32, which leaves room for it when activations are narrower) */
     size_t mark = ct_arena_mark(act);
-    float *proj = ct_arena_alloc(act, sizeof(float) * (size_t)M * d);
-    if (!proj) {
+    ct_buf proj = ct_buf_make(ct_arena_alloc(act, ct_dtype_size(at) * (size_t)M * d), at);
+    ct_buf x = ct_buf_f32(enc);
+    if (proj.data && at != CT_DTYPE_F32)
+        x = ct_buf_make(ct_arena_alloc(act, ct_dtype_size(at) * (size_t)M * hp->d_enc), at);
+    if (!proj.data || !x.data) {
+        ct_arena_rewind(act, mark);
         ct_decoder_state_free(st);
         return ct_fail_wrap(CT_ERR_OOM, "decoder projection");
     }
-    ct_status s = OPS->matmul(be, proj, enc, &w->proj_w, F32(w->proj_b), NULL, 1.0f, CT_ACT_NONE, M, d, hp->d_enc, ws);
+    ct_status s = x.data == enc ? CT_OK : ct_op_convert(be, x, ct_buf_f32(enc), (size_t)M * hp->d_enc);
+    if (s == CT_OK)
+        s = ct_op_matmul(be, proj, x, &w->proj_w, F32(w->proj_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, hp->d_enc, ws);
     for (int l = 0; l < L && s == CT_OK; l++) {
         const ct_dec_layer *dl = &w->dec[l];
-        s = OPS->matmul(be, st->ck[l], proj, &dl->ck_w, F32(dl->ck_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws);
+        s = ct_op_matmul(be, ct_buf_make(st->ck[l], at), proj, &dl->ck_w, F32(dl->ck_b), CT_BUF_NONE, 1.0f,
+                         CT_ACT_NONE, M, d, d, ws);
         if (s == CT_OK)
-            s = OPS->matmul(be, st->cv[l], proj, &dl->cv_w, F32(dl->cv_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws);
+            s = ct_op_matmul(be, ct_buf_make(st->cv[l], at), proj, &dl->cv_w, F32(dl->cv_b), CT_BUF_NONE, 1.0f,
+                             CT_ACT_NONE, M, d, d, ws);
     }
     ct_arena_rewind(act, mark);
     if (s != CT_OK) ct_decoder_state_free(st);
@@ -88,13 +104,13 @@ void ct_decoder_state_free(ct_decoder_state *st) {
     memset(st, 0, sizeof *st);
 }
 
-#define ALLOC(p, n)                                                         \
-    do {                                                                    \
-        (p) = ct_arena_alloc(ws, sizeof(float) * (size_t)(n));              \
-        if (!(p)) {                                                         \
-            ct_arena_rewind(ws, mark);                                      \
-            return ct_fail_wrap(CT_ERR_OOM, "decoder step");                \
-        }                                                                   \
+#define ALLOC(p, n, dt)                                                             \
+    do {                                                                            \
+        (p) = ct_buf_make(ct_arena_alloc(ws, ct_dtype_size(dt) * (size_t)(n)), dt); \
+        if (!(p).data) {                                                            \
+            ct_arena_rewind(ws, mark);                                              \
+            return ct_fail_wrap(CT_ERR_OOM, "decoder step");                        \
+        }                                                                           \
     } while (0)
 #define TRY(expr)                                  \
     do {                                           \
@@ -112,16 +128,18 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     const float eps = 1e-5f;
     if (pos0 < 0 || pos0 + S > st->Smax)
         return ct_fail(CT_ERR_LIMIT, "decoder: positions %d..%d exceed the cache of %d", pos0, pos0 + S - 1, st->Smax);
+    const ct_dtype at = st->act, f32 = CT_DTYPE_F32;
     size_t mark = ct_arena_mark(ws);
-    float *x, *h, *q, *k, *v, *att, *f, *last;
-    ALLOC(x, (size_t)M * d);
-    ALLOC(h, (size_t)M * d);
-    ALLOC(q, (size_t)M * d);
-    ALLOC(k, (size_t)M * d);
-    ALLOC(v, (size_t)M * d);
-    ALLOC(att, (size_t)M * d);
-    ALLOC(f, (size_t)M * (hp->dec_ff > d ? hp->dec_ff : d));
-    ALLOC(last, (size_t)n * d);
+    ct_buf x, h, q, k, v, att, f, last, lastn;
+    ALLOC(x, (size_t)M * d, f32);
+    ALLOC(h, (size_t)M * d, at);
+    ALLOC(q, (size_t)M * d, at);
+    ALLOC(k, (size_t)M * d, at);
+    ALLOC(v, (size_t)M * d, at);
+    ALLOC(att, (size_t)M * d, at);
+    ALLOC(f, (size_t)M * (hp->dec_ff > d ? hp->dec_ff : d), at);
+    ALLOC(last, (size_t)n * d, f32);
+    ALLOC(lastn, (size_t)n * d, at);
     /* ids and positions are host arrays (backend.h convention) */
     if (n > st->slots) {
         ct_arena_rewind(ws, mark);
@@ -131,35 +149,42 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     for (int r = 0; r < n; r++)
         for (int s = 0; s < S; s++) positions[r * S + s] = pos0 + s;
     /* x = LN_emb(tok[id] + pos[p]) */
-    TRY(OPS->embed(be, x, ids, positions, M, &w->tok_emb, &w->pos_emb, d));
-    TRY(OPS->layer_norm(be, x, x, F32(w->emb_ln_g), F32(w->emb_ln_b), M, d, eps));
+    TRY(ct_op_embed(be, x, ids, positions, M, &w->tok_emb, &w->pos_emb, d));
+    TRY(ct_op_layer_norm(be, x, x, F32(w->emb_ln_g), F32(w->emb_ln_b), M, d, eps));
     for (int l = 0; l < hp->dec_layers; l++) {
         const ct_dec_layer *L = &w->dec[l];
+        const ct_buf sk = ct_buf_make(st->sk[l], at), sv = ct_buf_make(st->sv[l], at);
+        const ct_buf ck = ct_buf_make(st->ck[l], at), cv = ct_buf_make(st->cv[l], at);
         /* x += SelfAttn(LN1(x)) over the cache */
-        TRY(OPS->layer_norm(be, h, x, F32(L->ln1_g), F32(L->ln1_b), M, d, eps));
-        TRY(OPS->matmul(be, q, h, &L->sq_w, F32(L->sq_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(OPS->matmul(be, k, h, &L->sk_w, F32(L->sk_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(OPS->matmul(be, v, h, &L->sv_w, F32(L->sv_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(OPS->kv_write(be, st->sk[l], k, slot, n, S, pos0, st->Smax, d));
-        TRY(OPS->kv_write(be, st->sv[l], v, slot, n, S, pos0, st->Smax, d));
-        TRY(OPS->attn_causal(be, att, q, st->sk[l], st->sv[l], slot, n, S, pos0, st->Smax, H, Dh, ws));
-        TRY(OPS->matmul(be, x, att, &L->so_w, F32(L->so_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_layer_norm(be, h, x, F32(L->ln1_g), F32(L->ln1_b), M, d, eps));
+        TRY(ct_op_matmul(be, q, h, &L->sq_w, F32(L->sq_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_matmul(be, k, h, &L->sk_w, F32(L->sk_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_matmul(be, v, h, &L->sv_w, F32(L->sv_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_kv_write(be, sk, k, slot, n, S, pos0, st->Smax, d));
+        TRY(ct_op_kv_write(be, sv, v, slot, n, S, pos0, st->Smax, d));
+        TRY(ct_op_attn_causal(be, att, q, sk, sv, slot, n, S, pos0, st->Smax, H, Dh, ws));
+        TRY(ct_op_matmul(be, x, att, &L->so_w, F32(L->so_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
         /* x += CrossAttn(LN2(x), enc) */
-        TRY(OPS->layer_norm(be, h, x, F32(L->ln2_g), F32(L->ln2_b), M, d, eps));
-        TRY(OPS->matmul(be, q, h, &L->cq_w, F32(L->cq_b), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(OPS->attn_cross(be, att, q, st->ck[l], st->cv[l], slot, st->enc_len, n, S, st->Tenc, H, Dh, ws));
-        TRY(OPS->matmul(be, x, att, &L->co_w, F32(L->co_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_layer_norm(be, h, x, F32(L->ln2_g), F32(L->ln2_b), M, d, eps));
+        TRY(ct_op_matmul(be, q, h, &L->cq_w, F32(L->cq_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        TRY(ct_op_attn_cross(be, att, q, ck, cv, slot, st->enc_len, n, S, st->Tenc, H, Dh, ws));
+        TRY(ct_op_matmul(be, x, att, &L->co_w, F32(L->co_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
         /* x += W2·ReLU(W1·LN3(x)) */
-        TRY(OPS->layer_norm(be, h, x, F32(L->ln3_g), F32(L->ln3_b), M, d, eps));
-        TRY(OPS->matmul(be, f, h, &L->fc1_w, F32(L->fc1_b), NULL, 1.0f, CT_ACT_RELU, M, hp->dec_ff, d, ws));
-        TRY(OPS->matmul(be, x, f, &L->fc2_w, F32(L->fc2_b), x, 1.0f, CT_ACT_NONE, M, d, hp->dec_ff, ws));
+        TRY(ct_op_layer_norm(be, h, x, F32(L->ln3_g), F32(L->ln3_b), M, d, eps));
+        TRY(ct_op_matmul(be, f, h, &L->fc1_w, F32(L->fc1_b), CT_BUF_NONE, 1.0f, CT_ACT_RELU, M, hp->dec_ff, d, ws));
+        TRY(ct_op_matmul(be, x, f, &L->fc2_w, F32(L->fc2_b), x, 1.0f, CT_ACT_NONE, M, d, hp->dec_ff, ws));
     }
     /* logits of each row's last position only */
-    for (int r = 0; r < n; r++)
-        TRY(OPS->copy(be, last + (size_t)r * d, x + ((size_t)r * S + S - 1) * d, sizeof(float) * d));
-    TRY(OPS->layer_norm(be, last, last, F32(w->final_ln_g), F32(w->final_ln_b), n, d, eps));
-    TRY(OPS->matmul(be, logits, last, &w->head_w, w->head_b.data ? F32(w->head_b) : NULL, NULL, 1.0f, CT_ACT_NONE, n,
-                    hp->vocab, d, ws));
+    if (S == 1) {
+        last = x; /* already one row each */
+    } else {
+        for (int r = 0; r < n; r++)
+            TRY(be->ops->copy(be, ct_buf_at(last, (size_t)r * d).data, ct_buf_at(x, ((size_t)r * S + S - 1) * d).data,
+                              ct_buf_bytes(last, (size_t)d)));
+    }
+    TRY(ct_op_layer_norm(be, lastn, last, F32(w->final_ln_g), F32(w->final_ln_b), n, d, eps));
+    TRY(ct_op_matmul(be, ct_buf_f32(logits), lastn, &w->head_w, w->head_b.data ? F32(w->head_b) : NULL, CT_BUF_NONE,
+                     1.0f, CT_ACT_NONE, n, hp->vocab, d, ws));
     ct_arena_rewind(ws, mark);
     return CT_OK;
 }

@@ -14,9 +14,10 @@ typedef struct ct_decoder_state {
     int Tenc;     /* padded encoder frames */
     int Smax;     /* KV cache positions (≤ max_pos) */
     int *enc_len; /* (slots) host */
-    float **ck, **cv; /* per layer (slots, Tenc, d_dec): cross K/V */
-    float **sk, **sv; /* per layer (slots, Smax, d_dec): self-attention cache */
-    float **ptrs;     /* storage of the four pointer tables */
+    ct_dtype act;     /* element type of the caches: the backend's activation type */
+    void **ck, **cv;  /* per layer (slots, Tenc, d_dec): cross K/V */
+    void **sk, **sv;  /* per layer (slots, Smax, d_dec): self-attention cache */
+    void **ptrs;      /* storage of the four pointer tables */
     int32_t *positions; /* (slots · Smax) host scratch for a step's positions */
 } ct_decoder_state;
 
@@ -25,7 +26,7 @@ size_t ct_decoder_step_bytes(const ct_asr_hparams *hp, int n, int S, int Tenc, i
 
 /* Project the encoder output and compute every layer's cross K/V; the state's
  * tensors come from `act` (they live as long as the batch).
- * enc (B, Tenc, d_enc) backend memory; enc_len (B) host. */
+ * enc (B, Tenc, d_enc) float32 backend memory; enc_len (B) host. */
 ct_status ct_decoder_prepare(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
                              const float *enc, const int *enc_len, int B, int Tenc, int Smax,
                              ct_decoder_state *st);
@@ -33,7 +34,7 @@ void ct_decoder_state_free(ct_decoder_state *st);
 
 /* One step for n rows: tokens ids (n, S) at positions pos0..pos0+S−1 of the
  * slots in slot (n); writes the logits of each row's last position to
- * logits (n, vocab) in backend memory. Scratch from ws (rewound). */
+ * logits (n, vocab) float32 in backend memory. Scratch from ws (rewound). */
 ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
                           const int32_t *ids, const int *slot, int n, int S, int pos0, float *logits);
 

@@ -6,8 +6,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "compute/ops.h"
+
+/* Activations are ct_bufs: the residual stream x is float32 on every
+ * backend, everything else is in the backend's activation type (float32 on
+ * the CPU, bf16/f16 on CUDA), as compute/ops.h says per op. */
 #define F32(t) ((const float *)(t).data)
-#define OPS (be->ops)
 
 static int stride2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
 
@@ -38,77 +42,81 @@ size_t ct_encoder_ws_bytes(const ct_asr_hparams *hp, int B, int T, int threads) 
     return fbytes(attn > tiles ? attn : tiles) + 4096;
 }
 
-#define ALLOC(p, n)                                                          \
-    do {                                                                     \
-        (p) = ct_arena_alloc(act, sizeof(float) * (size_t)(n));              \
-        if (!(p)) return ct_fail_wrap(CT_ERR_OOM, "encoder activations");    \
+/* n elements of type dt from the activation arena (sizes above count float32, an upper bound) */
+#define ALLOC(p, n, dt)                                                              \
+    do {                                                                             \
+        (p) = ct_buf_make(ct_arena_alloc(act, ct_dtype_size(dt) * (size_t)(n)), dt); \
+        if (!(p).data) return ct_fail_wrap(CT_ERR_OOM, "encoder activations");       \
     } while (0)
 
 /* One row: feats (T, M) → x (T3, d). */
 static ct_status subsample_row(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
-                               const float *feats, int L0, int T, float *x) {
+                               ct_buf feats, int L0, int T, ct_buf x) {
     const ct_asr_hparams *hp = &w->hp;
     const int C = hp->sub_channels, M = hp->n_mels;
     const int T1 = stride2(T), T2 = stride2(T1), T3 = stride2(T2);
     const int F1 = stride2(M), F2 = stride2(F1), F3 = stride2(F2);
     int L1 = stride2(L0 < T ? L0 : T), L2 = stride2(L1), L3 = stride2(L2);
+    const ct_dtype at = ct_backend_act_dtype(be);
     size_t mark = ct_arena_mark(act);
-    float *s1, *s2, *s3, *s4, *s5, *flat;
-    ALLOC(s1, (size_t)C * T1 * F1);
-    ALLOC(s2, (size_t)C * T2 * F2);
-    ALLOC(s3, (size_t)C * T2 * F2);
-    ALLOC(s4, (size_t)C * T3 * F3);
-    ALLOC(s5, (size_t)C * T3 * F3);
-    ALLOC(flat, (size_t)T3 * C * F3);
+    ct_buf s1, s2, s3, s4, s5, flat;
+    ALLOC(s1, (size_t)C * T1 * F1, at);
+    ALLOC(s2, (size_t)C * T2 * F2, at);
+    ALLOC(s3, (size_t)C * T2 * F2, at);
+    ALLOC(s4, (size_t)C * T3 * F3, at);
+    ALLOC(s5, (size_t)C * T3 * F3, at);
+    ALLOC(flat, (size_t)T3 * C * F3, at);
     /* the reference zeroes time rows ≥ the running length after every conv */
-    CT_TRY(OPS->conv2d_s2(be, s1, feats, F32(w->c0_w), F32(w->c0_b), 1, C, T, M, CT_ACT_RELU));
-    CT_TRY(OPS->mask_time(be, s1, &L1, 1, C, T1, F1));
-    CT_TRY(OPS->dwconv2d_s2(be, s2, s1, F32(w->dw1_w), F32(w->dw1_b), 1, C, T1, F1, CT_ACT_NONE));
-    CT_TRY(OPS->mask_time(be, s2, &L2, 1, C, T2, F2));
-    CT_TRY(OPS->conv_pointwise(be, s3, s2, &w->pw1_w, F32(w->pw1_b), 1, C, C, T2 * F2, CT_ACT_RELU, ws));
-    CT_TRY(OPS->mask_time(be, s3, &L2, 1, C, T2, F2));
-    CT_TRY(OPS->dwconv2d_s2(be, s4, s3, F32(w->dw2_w), F32(w->dw2_b), 1, C, T2, F2, CT_ACT_NONE));
-    CT_TRY(OPS->mask_time(be, s4, &L3, 1, C, T3, F3));
-    CT_TRY(OPS->conv_pointwise(be, s5, s4, &w->pw2_w, F32(w->pw2_b), 1, C, C, T3 * F3, CT_ACT_RELU, ws));
-    CT_TRY(OPS->mask_time(be, s5, &L3, 1, C, T3, F3));
-    CT_TRY(OPS->flatten_ct(be, flat, s5, 1, C, T3, F3));
-    CT_TRY(OPS->matmul(be, x, flat, &w->sub_w, F32(w->sub_b), NULL, 1.0f, CT_ACT_NONE, T3, hp->d_enc, C * F3, ws));
+    CT_TRY(ct_op_conv2d_s2(be, s1, feats, F32(w->c0_w), F32(w->c0_b), 1, C, T, M, CT_ACT_RELU));
+    CT_TRY(ct_op_mask_time(be, s1, &L1, 1, C, T1, F1));
+    CT_TRY(ct_op_dwconv2d_s2(be, s2, s1, F32(w->dw1_w), F32(w->dw1_b), 1, C, T1, F1, CT_ACT_NONE));
+    CT_TRY(ct_op_mask_time(be, s2, &L2, 1, C, T2, F2));
+    CT_TRY(ct_op_conv_pointwise(be, s3, s2, &w->pw1_w, F32(w->pw1_b), 1, C, C, T2 * F2, CT_ACT_RELU, ws));
+    CT_TRY(ct_op_mask_time(be, s3, &L2, 1, C, T2, F2));
+    CT_TRY(ct_op_dwconv2d_s2(be, s4, s3, F32(w->dw2_w), F32(w->dw2_b), 1, C, T2, F2, CT_ACT_NONE));
+    CT_TRY(ct_op_mask_time(be, s4, &L3, 1, C, T3, F3));
+    CT_TRY(ct_op_conv_pointwise(be, s5, s4, &w->pw2_w, F32(w->pw2_b), 1, C, C, T3 * F3, CT_ACT_RELU, ws));
+    CT_TRY(ct_op_mask_time(be, s5, &L3, 1, C, T3, F3));
+    CT_TRY(ct_op_flatten_ct(be, flat, s5, 1, C, T3, F3));
+    CT_TRY(ct_op_matmul(be, x, flat, &w->sub_w, F32(w->sub_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, T3, hp->d_enc, C * F3,
+                        ws));
     ct_arena_rewind(act, mark);
     return CT_OK;
 }
 
 typedef struct scratch {
-    float *ln, *h, *q, *k, *v, *att, *pos, *pp, *glu;
+    ct_buf ln, h, q, k, v, att, pos, pp, glu; /* activation type */
 } scratch;
 
-static ct_status block(const ct_enc_layer *l, ct_backend *be, ct_arena *ws, const ct_asr_hparams *hp, float *x,
+static ct_status block(const ct_enc_layer *l, ct_backend *be, ct_arena *ws, const ct_asr_hparams *hp, ct_buf x,
                        const scratch *s, const int *len, int B, int T) {
     const int d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, M = B * T;
     const float eps = 1e-5f;
     /* x += 0.5 · FF1(LN(x)) */
-    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_ff1_g), F32(l->ln_ff1_b), M, d, eps));
-    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->ff1_w1, F32(l->ff1_b1), NULL, 1.0f, CT_ACT_SILU, M, ff, d, ws));
-    CT_TRY(OPS->matmul(be, x, s->h, &l->ff1_w2, F32(l->ff1_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
+    CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_ff1_g), F32(l->ln_ff1_b), M, d, eps));
+    CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->ff1_w1, F32(l->ff1_b1), CT_BUF_NONE, 1.0f, CT_ACT_SILU, M, ff, d, ws));
+    CT_TRY(ct_op_matmul(be, x, s->h, &l->ff1_w2, F32(l->ff1_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
     /* x += MHSA(LN(x)) */
-    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_att_g), F32(l->ln_att_b), M, d, eps));
-    CT_TRY(OPS->matmul(be, s->q, s->ln, &l->wq, F32(l->bq), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-    CT_TRY(OPS->matmul(be, s->k, s->ln, &l->wk, F32(l->bk), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-    CT_TRY(OPS->matmul(be, s->v, s->ln, &l->wv, F32(l->bv), NULL, 1.0f, CT_ACT_NONE, M, d, d, ws));
-    CT_TRY(OPS->matmul(be, s->pp, s->pos, &l->wpos, NULL, NULL, 1.0f, CT_ACT_NONE, 2 * T - 1, d, d, ws));
-    CT_TRY(OPS->attn_relpos(be, s->att, s->q, s->k, s->v, s->pp, F32(l->pos_u), F32(l->pos_v), len, B, T, H, d / H, ws));
-    CT_TRY(OPS->matmul(be, x, s->att, &l->wo, F32(l->bo), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_att_g), F32(l->ln_att_b), M, d, eps));
+    CT_TRY(ct_op_matmul(be, s->q, s->ln, &l->wq, F32(l->bq), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(ct_op_matmul(be, s->k, s->ln, &l->wk, F32(l->bk), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(ct_op_matmul(be, s->v, s->ln, &l->wv, F32(l->bv), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(ct_op_matmul(be, s->pp, s->pos, &l->wpos, NULL, CT_BUF_NONE, 1.0f, CT_ACT_NONE, 2 * T - 1, d, d, ws));
+    CT_TRY(ct_op_attn_relpos(be, s->att, s->q, s->k, s->v, s->pp, F32(l->pos_u), F32(l->pos_v), len, B, T, H, d / H,
+                             ws));
+    CT_TRY(ct_op_matmul(be, x, s->att, &l->wo, F32(l->bo), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
     /* x += Conv(LN(x)): pointwise → GLU → mask → depthwise+BN → SiLU → pointwise */
-    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_conv_g), F32(l->ln_conv_b), M, d, eps));
-    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->pw1_w, F32(l->pw1_b), NULL, 1.0f, CT_ACT_NONE, M, 2 * d, d, ws));
-    CT_TRY(OPS->glu(be, s->glu, s->h, M, d));
-    CT_TRY(OPS->mask_time(be, s->glu, len, B, 1, T, d));
-    CT_TRY(OPS->dwconv1d(be, s->ln, s->glu, F32(l->dw_w), F32(l->dw_b), B, T, d, hp->conv_kernel, CT_ACT_SILU));
-    CT_TRY(OPS->matmul(be, x, s->ln, &l->pw2_w, F32(l->pw2_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
+    CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_conv_g), F32(l->ln_conv_b), M, d, eps));
+    CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->pw1_w, F32(l->pw1_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, 2 * d, d, ws));
+    CT_TRY(ct_op_glu(be, s->glu, s->h, M, d));
+    CT_TRY(ct_op_mask_time(be, s->glu, len, B, 1, T, d));
+    CT_TRY(ct_op_dwconv1d(be, s->ln, s->glu, F32(l->dw_w), F32(l->dw_b), B, T, d, hp->conv_kernel, CT_ACT_SILU));
+    CT_TRY(ct_op_matmul(be, x, s->ln, &l->pw2_w, F32(l->pw2_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
     /* x += 0.5 · FF2(LN(x)); x = LN(x) */
-    CT_TRY(OPS->layer_norm(be, s->ln, x, F32(l->ln_ff2_g), F32(l->ln_ff2_b), M, d, eps));
-    CT_TRY(OPS->matmul(be, s->h, s->ln, &l->ff2_w1, F32(l->ff2_b1), NULL, 1.0f, CT_ACT_SILU, M, ff, d, ws));
-    CT_TRY(OPS->matmul(be, x, s->h, &l->ff2_w2, F32(l->ff2_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
-    CT_TRY(OPS->layer_norm(be, x, x, F32(l->ln_out_g), F32(l->ln_out_b), M, d, eps));
+    CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_ff2_g), F32(l->ln_ff2_b), M, d, eps));
+    CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->ff2_w1, F32(l->ff2_b1), CT_BUF_NONE, 1.0f, CT_ACT_SILU, M, ff, d, ws));
+    CT_TRY(ct_op_matmul(be, x, s->h, &l->ff2_w2, F32(l->ff2_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
+    CT_TRY(ct_op_layer_norm(be, x, x, F32(l->ln_out_g), F32(l->ln_out_b), M, d, eps));
     return CT_OK;
 }
 
@@ -121,33 +129,34 @@ ct_status ct_encoder_forward(const ct_asr_weights *w, ct_backend *be, ct_arena *
     if (B <= 0 || T <= 0) return ct_fail(CT_ERR_INVALID_ARG, "encoder: batch %d × %d frames", B, T);
     const int d = hp->d_enc, T3 = ct_encoder_frames(T), M = B * T3;
     const int ffw = hp->enc_ff > 2 * d ? hp->enc_ff : 2 * d;
-    float *x;
-    ALLOC(x, (size_t)M * d);
+    const ct_dtype at = ct_backend_act_dtype(be);
+    ct_buf x;
+    ALLOC(x, (size_t)M * d, CT_DTYPE_F32); /* the residual stream and the output */
     size_t mark = ct_arena_mark(act);
     for (int b = 0; b < B; b++) {
         if (feat_len[b] < 0 || feat_len[b] > T)
             return ct_fail(CT_ERR_INVALID_ARG, "encoder: row %d has %d valid frames of %d", b, feat_len[b], T);
         enc_len[b] = ct_encoder_frames(feat_len[b]);
-        CT_TRY(subsample_row(w, be, act, ws, feats + (size_t)b * T * hp->n_mels, feat_len[b], T,
-                             x + (size_t)b * T3 * d));
+        CT_TRY(subsample_row(w, be, act, ws, ct_buf_f32(feats + (size_t)b * T * hp->n_mels), feat_len[b], T,
+                             ct_buf_at(x, (size_t)b * T3 * d)));
     }
     scratch s;
-    ALLOC(s.ln, (size_t)M * d);
-    ALLOC(s.h, (size_t)M * ffw);
-    ALLOC(s.q, (size_t)M * d);
-    ALLOC(s.k, (size_t)M * d);
-    ALLOC(s.v, (size_t)M * d);
-    ALLOC(s.att, (size_t)M * d);
-    ALLOC(s.glu, (size_t)M * d);
-    ALLOC(s.pos, (size_t)(2 * T3 - 1) * d);
-    ALLOC(s.pp, (size_t)(2 * T3 - 1) * d);
-    CT_TRY(OPS->pos_relative(be, s.pos, T3, d));
+    ALLOC(s.ln, (size_t)M * d, at);
+    ALLOC(s.h, (size_t)M * ffw, at);
+    ALLOC(s.q, (size_t)M * d, at);
+    ALLOC(s.k, (size_t)M * d, at);
+    ALLOC(s.v, (size_t)M * d, at);
+    ALLOC(s.att, (size_t)M * d, at);
+    ALLOC(s.glu, (size_t)M * d, at);
+    ALLOC(s.pos, (size_t)(2 * T3 - 1) * d, at);
+    ALLOC(s.pp, (size_t)(2 * T3 - 1) * d, at);
+    CT_TRY(ct_op_pos_relative(be, s.pos, T3, d));
     for (int i = 0; i < hp->enc_layers; i++) {
         ct_status st = block(&w->enc[i], be, ws, hp, x, &s, enc_len, B, T3);
         if (st != CT_OK) return ct_fail_wrap(st, "encoder layer %d", i);
     }
     ct_arena_rewind(act, mark);
-    *y = x;
+    *y = (float *)x.data;
     *Te = T3;
     return CT_OK;
 }

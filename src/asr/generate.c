@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/ops.h"
+
 const char *ct_stop_reason_name(ct_stop_reason r) {
     switch (r) {
     case CT_STOP_EOS: return "eos";
@@ -69,7 +71,7 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
     while (n > 0) {
         s = ct_decoder_step(w, be, st, ws, ids, slot, n, S, pos0, logits);
         if (s != CT_OK) goto done;
-        s = be->ops->argmax(be, next, logits, n, V);
+        s = ct_op_argmax(be, next, ct_buf_f32(logits), n, V);
         if (s != CT_OK) goto done;
         pos0 += S;
         S = 1;
@@ -83,13 +85,15 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
                 if (s != CT_OK) goto done;
             }
             row->n_tokens++;
-            if (next[r] == opts->eos_id && !opts->ignore_eos) row->stop = CT_STOP_EOS;
+            if (next[r] == opts->eos_id && !opts->ignore_eos && !opts->forced) row->stop = CT_STOP_EOS;
             else if (row->n_tokens >= budget) row->stop = at_budget;
             else if (opts->row_max_new_tokens && row->n_tokens >= opts->row_max_new_tokens[slot[r]])
                 row->stop = CT_STOP_MAX_TOKENS;
-            if (row->stop == CT_STOP_NONE) { /* stays: feed its token next step */
+            if (row->stop == CT_STOP_NONE) { /* stays: feed its token (or the forced one) next step */
                 slot[kept] = slot[r];
-                ids[kept] = next[r];
+                ids[kept] = opts->forced
+                                ? opts->forced[(size_t)slot[r] * opts->max_new_tokens + (size_t)row->n_tokens - 1]
+                                : next[r];
                 kept++;
             }
         }

@@ -29,6 +29,12 @@ typedef struct ct_generate_options {
      * at row_max_new_tokens[b] (benchmarks give every row its own exact
      * count with ignore_eos; CT_STOP_MAX_TOKENS there). */
     const int *row_max_new_tokens;
+    /* Teacher forcing: (B, max_new_tokens) host ids, or NULL. Row b's input
+     * after its g-th generated token is forced[b·max_new_tokens + g] instead
+     * of that token, while tokens[] still records each step's argmax (and
+     * logits its scores); EOS does not stop a forced row, the budget does.
+     * The basis of parity along a reference's path and of forced alignment. */
+    const int32_t *forced;
 } ct_generate_options;
 
 typedef struct ct_generate_row {

@@ -11,7 +11,7 @@ ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **ou
 #endif
 
 ct_backend_options ct_backend_default_options(void) {
-    ct_backend_options o = {.threads = 0, .device_index = 0};
+    ct_backend_options o = {.threads = 0, .device_index = 0, .act_dtype = CT_DTYPE_F32};
     return o;
 }
 
@@ -19,6 +19,10 @@ ct_status ct_backend_create(const char *name, const ct_backend_options *opts, ct
     *out = NULL;
     ct_backend_options def = ct_backend_default_options();
     if (!opts) opts = &def;
+    int cpu = !name || !strcmp(name, "cpu") || !strcmp(name, "cpu-ref");
+    if (cpu && opts->act_dtype != CT_DTYPE_F32)
+        return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: activations are float32 only (asked for %s)", name ? name : "cpu",
+                       ct_dtype_name(opts->act_dtype));
     if (!name || !strcmp(name, "cpu")) return ct_cpu_backend_create(ct_cpu_fast_ops(), opts, out);
     if (!strcmp(name, "cpu-ref")) return ct_cpu_backend_create(ct_cpu_ref_ops(), opts, out);
     if (!strcmp(name, "cuda")) {

@@ -28,11 +28,30 @@
 #include "compute/tensor.h"
 #include "core/arena.h"
 
-#define CT_BACKEND_VERSION 2 /* 2: conv1d, conv1d_grouped, gelu, add, attn_full (wav2vec2 aligner) */
+/* 2: conv1d, conv1d_grouped, gelu, add, attn_full (wav2vec2 aligner).
+ * 3: typed activations: the ct_buf entries at the end (docs/ARCHITECTURE.md,
+ *    "Activation dtypes"); model code calls them through compute/ops.h. */
+#define CT_BACKEND_VERSION 3
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
 typedef struct ct_backend ct_backend;
+
+/* An activation in backend memory and its element type. Version 3 ops take
+ * these so one model definition runs float32 on the CPU and bf16/f16 with
+ * float32 residual stream on CUDA: each buffer says what it holds. Inputs are
+ * never written through (the pointer is not const only to keep one type). */
+typedef struct ct_buf {
+    void *data;
+    ct_dtype dtype;
+} ct_buf;
+
+static inline ct_buf ct_buf_make(void *data, ct_dtype dtype) {
+    ct_buf b = {data, dtype};
+    return b;
+}
+static inline ct_buf ct_buf_f32(const float *data) { return ct_buf_make((void *)(uintptr_t)data, CT_DTYPE_F32); }
+#define CT_BUF_NONE (ct_buf_make(NULL, CT_DTYPE_F32))
 
 typedef struct ct_backend_ops {
     int version; /* CT_BACKEND_VERSION the table was written for */
@@ -154,17 +173,66 @@ typedef struct ct_backend_ops {
      * softmax over all T keys. out, q, k, v (B,T,H·Dh). */
     ct_status (*attn_full)(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
                            int H, int Dh, ct_arena *ws);
+
+    /* ---- version 3: typed activations ------------------------------------
+     * The same ops as above, each ct_buf saying its element type. A backend
+     * fills these when it computes in other types than float32 (CUDA: bf16
+     * or f16 activations, float32 residual stream and norms); a NULL entry
+     * makes compute/ops.c call the float32 entry above when every buffer is
+     * F32, and refuse otherwise, so the CPU tables need no change. Which
+     * buffers may be which type is said per op in compute/ops.h. */
+    ct_status (*matmul_t)(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                          float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+    ct_status (*layer_norm_t)(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                              float eps);
+    ct_status (*glu_t)(ct_backend *be, ct_buf y, ct_buf x, int M, int D);
+    ct_status (*attn_relpos_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, ct_buf p, const float *u,
+                               const float *vb, const int *len, int B, int T, int H, int Dh, ct_arena *ws);
+    ct_status (*kv_write_t)(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, int S, int pos0,
+                            int Smax, int D);
+    ct_status (*attn_causal_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                               int S, int pos0, int Smax, int H, int Dh, ct_arena *ws);
+    ct_status (*attn_cross_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
+                              const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws);
+    ct_status (*conv2d_s2_t)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C, int T,
+                             int F, ct_act act);
+    ct_status (*dwconv2d_s2_t)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C,
+                               int T, int F, ct_act act);
+    ct_status (*conv_pointwise_t)(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, int B,
+                                  int Ci, int Co, int P, ct_act act, ct_arena *ws);
+    ct_status (*mask_time_t)(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int F);
+    ct_status (*flatten_ct_t)(ct_backend *be, ct_buf y, ct_buf x, int B, int C, int T, int F);
+    ct_status (*dwconv1d_t)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int T, int C,
+                            int K, ct_act act);
+    ct_status (*pos_relative_t)(ct_backend *be, ct_buf y, int T, int D);
+    ct_status (*embed_t)(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *positions, int n,
+                         const ct_tensor *tok, const ct_tensor *pos, int D);
+    ct_status (*argmax_t)(ct_backend *be, int32_t *ids, ct_buf x, int n, int N);
+    /* y = x converted elementwise (round to nearest even), n elements; the
+     * only new op of version 3. NULL: same-type copies only. */
+    ct_status (*convert)(ct_backend *be, ct_buf y, ct_buf x, size_t n);
 } ct_backend_ops;
 
 struct ct_backend {
     const ct_backend_ops *ops;
     void *impl;  /* backend-private state */
     int threads; /* CPU threads used (0 = OpenMP default) */
+    ct_dtype act_dtype; /* the model's activations (F32 on CPU: zero from calloc) */
 };
+
+/* The CUDA encoder attention (attn_relpos): the fused tensor-core kernel
+ * where it is built for the head size and activations are bf16, else the
+ * simple one; FUSED refuses shapes it cannot run, SIMPLE is the A/B and
+ * reference path. */
+typedef enum ct_attn_variant { CT_ATTN_AUTO = 0, CT_ATTN_FUSED = 1, CT_ATTN_SIMPLE = 2 } ct_attn_variant;
 
 typedef struct ct_backend_options {
     int threads;      /* CPU threads (0: OpenMP default) */
     int device_index; /* CUDA device */
+    /* activation type: CT_DTYPE_F32 (the default, CPU: the only one) asks
+     * for the backend's own default (CUDA: BF16); CUDA takes BF16 or F16 */
+    ct_dtype act_dtype;
+    ct_attn_variant attn_variant; /* CUDA only */
 } ct_backend_options;
 
 ct_backend_options ct_backend_default_options(void);

@@ -42,17 +42,17 @@ static void unfused_attention(void *o, const void *qkv, const void *rp, const vo
     for (int h = 0; h < H; h++) {
         ct_cuda_bgemm_args g1 = {T, T, Dh, B, (const uint16_t *)qkv + h * Dh, 3 * D, sq,
                                  (const uint16_t *)qkv + D + h * Dh, 3 * D, sq, 1, (float *)ac + (size_t)h * B * T * T,
-                                 T, (long long)T * T, 1, 1.f};
+                                 T, (long long)T * T, 1, 1.f, 0};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g1));
     }
     ct_cuda_bgemm_args g2 = {(int)R, 2 * T - 1, Dh, H, qkv, 3 * D, Dh, rp, D, Dh, 1, bd, ldbd, (long long)R * ldbd, 1,
-                             1.f};
+                             1.f, 0};
     CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g2));
     CT_ASSERT_OK(ct_cuda_relattn_softmax_uv(g_cuda, P, ac, bd, (size_t)ldbd, uk, vr, len, B, T, H, scale));
     for (int h = 0; h < H; h++) {
         ct_cuda_bgemm_args g3 = {T, Dh, T, B, (uint16_t *)P + (size_t)h * B * T * T, T, (long long)T * T,
                                  (const uint16_t *)qkv + 2 * D + h * Dh, 3 * D, sq, 0, (uint16_t *)o + h * Dh, D,
-                                 (long long)T * D, 0, 1.f};
+                                 (long long)T * D, 0, 1.f, 0};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g3));
     }
 }

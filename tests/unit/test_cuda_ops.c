@@ -17,7 +17,7 @@ static void test_gemm(void **state) {
     for (int act = 0; act < 2; act++) {
         /* bf16 out, bias, optional ReLU */
         void *dA = dev_bf16(A, M * K), *dW = dev_bf16(W, N * K), *db = dev_bf16(bias, N), *dD = dev_poison(M * N * 2);
-        ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 0, 1.f, 0.f, act ? CT_CUDA_ACT_RELU : CT_CUDA_ACT_NONE};
+        ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 0, 1.f, 0.f, act ? CT_CUDA_ACT_RELU : CT_CUDA_ACT_NONE, 0, 0};
         CT_ASSERT_OK(ct_cuda_gemm(g_cuda, &g));
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
@@ -32,7 +32,7 @@ static void test_gemm(void **state) {
     }
     /* fp32 residual: D = 0.5·A·Wᵀ + bias + 1·C (bias not scaled by alpha) */
     void *dA = dev_bf16(A, M * K), *dW = dev_bf16(W, N * K), *db = dev_f32(bias, N), *dD = dev_f32(C, M * N);
-    ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE};
+    ct_cuda_gemm_args g = {M, N, K, dA, K, dW, K, db, dD, N, 1, 0.5f, 1.f, CT_CUDA_ACT_NONE, 0, 0};
     CT_ASSERT_OK(ct_cuda_gemm(g_cuda, &g));
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -55,7 +55,7 @@ static void test_bgemm(void **state) {
     for (int trans = 0; trans < 2; trans++) {
         void *dA = dev_bf16(A, nb * M * K), *dB = dev_bf16(Bm, nb * N * K), *dD = dev_poison(nb * M * N * 4);
         ct_cuda_bgemm_args g = {M, N, K, nb, dA, K, (long long)M * K, dB, trans ? K : N, (long long)N * K, trans,
-                                dD, N, (long long)M * N, 1, 0.75f};
+                                dD, N, (long long)M * N, 1, 0.75f, 0};
         CT_ASSERT_OK(ct_cuda_bgemm(g_cuda, &g));
         for (int b = 0; b < nb; b++)
             for (int i = 0; i < M; i++)

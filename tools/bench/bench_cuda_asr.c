@@ -359,7 +359,7 @@ static double gemm_rate(ct_cuda *c) {
     ct_cuda_upload_bf16(c, A, h, (size_t)n * n);
     ct_cuda_upload_bf16(c, W, h, (size_t)n * n);
     free(h);
-    ct_cuda_gemm_args g = {n, n, n, A, n, W, n, NULL, D, n, 0, 1.f, 0.f, CT_CUDA_ACT_NONE};
+    ct_cuda_gemm_args g = {n, n, n, A, n, W, n, NULL, D, n, 0, 1.f, 0.f, CT_CUDA_ACT_NONE, 0, 0};
     for (int i = 0; i < 3; i++) ct_cuda_gemm(c, &g);
     ct_cuda_sync(c);
     double t[10];

@@ -4,7 +4,11 @@
  * achieved GFLOP/s can be compared with what the machine's GEMM reaches.
  *
  *   bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch 1] [--seconds 30]
- *                [--tokens 100] [--runs 1] [--threads 0]
+ *                [--tokens 100] [--runs 1] [--threads 0] [--device cpu]
+ *
+ * --device: cpu, cpu-ref, cuda (the whole-model GPU engine) or cuda-ops (the
+ * model code over the cuda backend table): the A/B of issue 13 runs the
+ * last two on one checkpoint in one call.
  *
  * Prints one human-readable report and one JSON line (for docs/PERFORMANCE.md).
  */
@@ -66,7 +70,7 @@ static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *dtype = "fp32";
+    const char *model = NULL, *dtype = "fp32", *device = "cpu";
     int batch = 1, tokens = 100, runs = 1, threads = 0;
     double seconds = 30.0;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
@@ -82,6 +86,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tokens")) tokens = atoi(v);
         else if (!strcmp(a, "--runs")) runs = atoi(v);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--device")) device = v;
         else {
             fprintf(stderr, "bench_engine: unknown option %s\n", a);
             return 2;
@@ -89,11 +94,12 @@ int main(int argc, char **argv) {
     }
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--seconds S<=35] "
-                        "[--tokens N] [--runs R] [--threads N]\n");
+                        "[--tokens N] [--runs R] [--threads N] [--device cpu|cpu-ref|cuda|cuda-ops]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
+    o.device = device;
     o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
     double t_load = ct_now();
     ct_asr *asr;
@@ -161,10 +167,10 @@ int main(int argc, char **argv) {
            gemm0, gemm1, flops / enc_cpu / 1e9, gemm_cpu, 100.0 * flops / enc_cpu / 1e9 / gemm_cpu, enc_cpu, dec_cpu);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
            arena / 1e6, peak_rss_gb(), rss_after_load);
-    printf("{\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
+    printf("{\"device\":\"%s\",\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
            "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
            "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f}\n",
-           dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
+           device, dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
            flops / enc_cpu / 1e9, gemm_cpu, peak_rss_gb());
     for (int b = 0; b < batch; b++) free(clips[b]);
     free(clips), free(ns);

@@ -30,6 +30,8 @@ int ct_cuda_available(const char **why);
  * CT_CUDA_FAIL_ALLOC_ABOVE (bytes; single allocations above it fail with
  * CT_ERR_OOM as if the device were full). */
 ct_status ct_cuda_create(ct_cuda **out);
+/* The same on a given device ordinal (ct_cuda_create: device 0). */
+ct_status ct_cuda_create_device(int device, ct_cuda **out);
 void ct_cuda_free(ct_cuda *c);
 ct_status ct_cuda_sync(ct_cuda *c);
 void *ct_cuda_stream(ct_cuda *c); /* cudaStream_t */
@@ -63,6 +65,8 @@ typedef struct ct_cuda_gemm_args {
     void *D; int ldd; int d_f32;
     float alpha, beta; /* beta != 0 reads D as C (in-place residual add) */
     ct_cuda_act act;
+    int f16; /* A, W (and a 16-bit D, bias) are fp16 instead of bf16 */
+    int bias_f32; /* the bias is fp32 whatever D's type (cuBLASLt's BIAS_DATA_TYPE) */
 } ct_cuda_gemm_args;
 ct_status ct_cuda_gemm(ct_cuda *c, const ct_cuda_gemm_args *g);
 
@@ -75,6 +79,7 @@ typedef struct ct_cuda_bgemm_args {
     const uint16_t *B; int ldb; long long sb; int b_trans;
     void *D; int ldd; long long sd; int d_f32;
     float alpha;
+    int f16; /* A, B (and a 16-bit D) are fp16 instead of bf16 */
 } ct_cuda_bgemm_args;
 ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g);
 

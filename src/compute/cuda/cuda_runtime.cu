@@ -37,16 +37,27 @@ extern "C" int ct_cuda_available(const char **why) {
     return 1;
 }
 
-extern "C" ct_status ct_cuda_create(ct_cuda **out) {
+extern "C" ct_status ct_cuda_create(ct_cuda **out) { return ct_cuda_create_device(0, out); }
+
+extern "C" ct_status ct_cuda_create_device(int device, ct_cuda **out) {
     *out = NULL;
     const char *why;
     if (!ct_cuda_available(&why)) return ct_fail(CT_ERR_UNSUPPORTED, "CUDA: %s", why);
+    int count = 0;
+    CT_CUDA_TRY(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count)
+        return ct_fail(CT_ERR_INVALID_ARG, "CUDA: device %d does not exist (%d found)", device, count);
+    cudaDeviceProp prop;
+    CT_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+    if (prop.major < 9)
+        return ct_fail(CT_ERR_UNSUPPORTED, "CUDA: device %d is older than compute capability 9.0", device);
     ct_cuda *c = (ct_cuda *)calloc(1, sizeof *c);
     if (!c) return ct_fail(CT_ERR_OOM, "CUDA: context");
     *out = c;
     const char *env = getenv("CT_CUDA_FAIL_ALLOC_ABOVE");
     if (env && *env) c->fail_alloc_above = (size_t)strtoull(env, NULL, 10);
-    CT_CUDA_TRY(cudaSetDevice(0));
+    c->device = device;
+    CT_CUDA_TRY(cudaSetDevice(device));
     CT_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     const char *blas_why = ct_cuda_blas_load(); /* cuBLAS is loaded on first use (cuda_blas_dl.cu) */
     if (blas_why) return ct_fail(CT_ERR_DEVICE, "CUDA: cuBLAS: %s", blas_why);
@@ -190,9 +201,12 @@ extern "C" ct_status ct_cuda_upload_bf16(ct_cuda *c, uint16_t *dst, const float 
  * sees m = N, n = M with W transposed; the bias runs along cuBLAS's m. */
 static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan **out) {
     int key[12] = {g->M, g->N, g->K, g->lda, g->ldw, g->ldd, g->d_f32, g->bias != NULL, (int)g->act,
-                   g->beta != 0.f, 0, 0};
+                   g->beta != 0.f, g->f16, g->bias_f32};
     for (ct_cuda_plan *p = c->plans; p; p = p->next)
         if (!memcmp(p->key, key, sizeof key)) {
+            /* a shape whose heuristic found nothing stays refused (its algo is unset) */
+            if (p->n_cand <= 0)
+                return ct_fail(CT_ERR_DEVICE, "cuBLASLt: no algorithm for GEMM M=%d N=%d K=%d", g->M, g->N, g->K);
             *out = p;
             return CT_OK;
         }
@@ -201,7 +215,8 @@ static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan *
     memcpy(p->key, key, sizeof key);
     p->next = c->plans;
     c->plans = p;
-    cudaDataType_t dt = g->d_f32 ? CUDA_R_32F : CUDA_R_16BF;
+    cudaDataType_t it = g->f16 ? CUDA_R_16F : CUDA_R_16BF;
+    cudaDataType_t dt = g->d_f32 ? CUDA_R_32F : it;
     CT_CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
@@ -210,15 +225,16 @@ static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan *
     if (g->bias) {
         ep = g->act == CT_CUDA_ACT_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS
            : g->act == CT_CUDA_ACT_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-        CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof dt));
+        cudaDataType_t bt = g->bias_f32 ? CUDA_R_32F : dt;
+        CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
     } else if (g->act == CT_CUDA_ACT_RELU) {
         ep = CUBLASLT_EPILOGUE_RELU;
     } else if (g->act == CT_CUDA_ACT_GELU) {
         ep = CUBLASLT_EPILOGUE_GELU;
     }
     CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16BF, g->K, g->N, g->ldw));
-    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_16BF, g->K, g->M, g->lda));
+    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, it, g->K, g->N, g->ldw));
+    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lb, it, g->K, g->M, g->lda));
     CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lc, dt, g->N, g->M, g->ldd));
     cublasLtMatmulPreference_t pref;
     CT_CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
@@ -289,7 +305,7 @@ extern "C" ct_status ct_cuda_gemm(ct_cuda *c, const ct_cuda_gemm_args *g) {
 
 static ct_status bplan_get(ct_cuda *c, const ct_cuda_bgemm_args *g, struct ct_cuda_bplan **out) {
     long long key[16] = {g->M, g->N, g->K, g->batch, g->lda, g->sa, g->ldb, g->sb, g->b_trans, g->ldd, g->sd,
-                         g->d_f32, 0, 0, 0, 0};
+                         g->d_f32, g->f16, 0, 0, 0};
     for (struct ct_cuda_bplan *p = c->bplans; p; p = p->next)
         if (!memcmp(p->key, key, sizeof key)) {
             *out = p;
@@ -300,15 +316,16 @@ static ct_status bplan_get(ct_cuda *c, const ct_cuda_bgemm_args *g, struct ct_cu
     memcpy(p->key, key, sizeof key);
     p->next = c->bplans;
     c->bplans = p;
-    cudaDataType_t dt = g->d_f32 ? CUDA_R_32F : CUDA_R_16BF;
+    cudaDataType_t it = g->f16 ? CUDA_R_16F : CUDA_R_16BF;
+    cudaDataType_t dt = g->d_f32 ? CUDA_R_32F : it;
     CT_CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = g->b_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
     CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CT_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* cuBLAS A = our B: (K × N) when transposed-stored (N,K), else (N × K) */
-    if (g->b_trans) CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16BF, g->K, g->N, g->ldb));
-    else CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16BF, g->N, g->K, g->ldb));
-    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_16BF, g->K, g->M, g->lda));
+    if (g->b_trans) CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, it, g->K, g->N, g->ldb));
+    else CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->la, it, g->N, g->K, g->ldb));
+    CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lb, it, g->K, g->M, g->lda));
     CT_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->lc, dt, g->N, g->M, g->ldd));
     int32_t bc = g->batch;
     int64_t sa = g->sb, sb = g->sa, sc = g->sd;
@@ -347,9 +364,10 @@ extern "C" ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g) {
     }
     float alpha = g->alpha, beta = 0.f;
     cublasOperation_t ta = g->b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CT_CUBLAS_TRY(cublasGemmStridedBatchedEx(c->blas, ta, CUBLAS_OP_N, g->N, g->M, g->K, &alpha, g->B, CUDA_R_16BF,
-                                             g->ldb, g->sb, g->A, CUDA_R_16BF, g->lda, g->sa, &beta, g->D,
-                                             g->d_f32 ? CUDA_R_32F : CUDA_R_16BF, g->ldd, g->sd, g->batch,
+    cudaDataType_t it = g->f16 ? CUDA_R_16F : CUDA_R_16BF;
+    CT_CUBLAS_TRY(cublasGemmStridedBatchedEx(c->blas, ta, CUBLAS_OP_N, g->N, g->M, g->K, &alpha, g->B, it,
+                                             g->ldb, g->sb, g->A, it, g->lda, g->sa, &beta, g->D,
+                                             g->d_f32 ? CUDA_R_32F : it, g->ldd, g->sd, g->batch,
                                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return CT_OK;
 }

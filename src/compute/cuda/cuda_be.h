@@ -1,0 +1,138 @@
+/* cuda_be.h — shared by the "cuda" backend table's .cu files only
+ * (cuda_backend.cu: memory and the table; cuda_ops*.cu: the ops): the
+ * backend's state, element-type dispatch and the small host-array uploads
+ * the ops need (lengths, slots, ids are host memory in backend.h).
+ */
+#ifndef CT_CUDA_BE_H
+#define CT_CUDA_BE_H
+
+#include <cuda_fp16.h>
+
+#include "compute/cuda/cuda_internal.h"
+extern "C" {
+#include "compute/ops.h"
+}
+
+/* Side arrays: host int arrays an op needs on the device go into a fixed
+ * region of a device buffer, one region per purpose. Reuse is safe without
+ * waiting: the copy is queued on the backend's stream behind every kernel
+ * that read the region before, and cudaMemcpyAsync has taken the host data
+ * when it returns (pageable source). A host copy of each region's contents
+ * skips the upload when an op passes what is already there: the decoder's
+ * eight layers pass the same slots and lengths, so a step uploads each once. */
+enum {
+    CT_SIDE_LEN = 0,   /* per-row lengths (mask_time, attn_relpos) */
+    CT_SIDE_IDS = 1,   /* token ids (embed) */
+    CT_SIDE_POS = 2,   /* positions (embed) */
+    CT_SIDE_SLOT = 3,  /* decoder slots (kv_write, attention) */
+    CT_SIDE_KLEN = 4,  /* per-slot key counts (attn_cross) */
+    CT_SIDE_OUT = 5,   /* argmax results */
+    CT_SIDE_REGIONS = 6,
+    CT_SIDE_INTS = 1 << 16
+};
+
+typedef struct ct_cuda_be {
+    ct_cuda *c;
+    ct_dtype act;        /* BF16 or F16 */
+    int attn_variant;    /* ct_attn_variant */
+    int *side;           /* device, CT_SIDE_REGIONS × CT_SIDE_INTS */
+    int *side_host;      /* what each region holds (host copy) */
+    size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
+    int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
+    int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
+    void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
+    size_t scratch_cap;
+} ct_cuda_be;
+
+static inline ct_cuda_be *ct_cbe(ct_backend *be) { return (ct_cuda_be *)be->impl; }
+static inline cudaStream_t ct_cstream(ct_backend *be) { return ct_cbe(be)->c->stream; }
+
+/* Device scratch of at least `bytes` that an op uses between its own
+ * launches: the fused attention's packed q+u|k|v, which the model's
+ * workspace estimate (sized for the CPU's per-thread scratch) does not
+ * cover. Grown on the first larger batch (the old buffer is freed, which
+ * waits for the kernels that use it), kept until the backend is freed. */
+ct_status ct_cuda_scratch(ct_backend *be, size_t bytes, void **p);
+
+/* Copy n host ints into side region r; *dev is where they are. */
+ct_status ct_cuda_side(ct_backend *be, int r, const int *host, size_t n, const int **dev);
+
+/* ---- element types in device code ------------------------------------ */
+__device__ __forceinline__ float ct_ld(float x) { return x; }
+__device__ __forceinline__ float ct_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float ct_ld(__half x) { return __half2float(x); }
+template <typename T> __device__ __forceinline__ T ct_st(float x);
+template <> __device__ __forceinline__ float ct_st<float>(float x) { return x; }
+template <> __device__ __forceinline__ __nv_bfloat16 ct_st<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> __device__ __forceinline__ __half ct_st<__half>(float x) { return __float2half_rn(x); }
+
+__device__ __forceinline__ float ct_apply_act(float v, int act) {
+    return act == CT_ACT_RELU ? fmaxf(v, 0.f) : act == CT_ACT_SILU ? v / (1.f + __expf(-v)) : v;
+}
+
+/* Run a statement with T bound to the C++ type of a ct_dtype (F32, BF16,
+ * F16); other types fail with CT_ERR_UNSUPPORTED naming the op. */
+#define CT_CUDA_DISPATCH(dt, T, opname, ...)                                                  \
+    do {                                                                                      \
+        switch (dt) {                                                                         \
+        case CT_DTYPE_F32: { typedef float T; __VA_ARGS__; } break;                           \
+        case CT_DTYPE_BF16: { typedef __nv_bfloat16 T; __VA_ARGS__; } break;                  \
+        case CT_DTYPE_F16: { typedef __half T; __VA_ARGS__; } break;                          \
+        default:                                                                              \
+            return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: element type %s", opname, ct_dtype_name(dt)); \
+        }                                                                                     \
+    } while (0)
+
+static inline unsigned ct_blocks(size_t n, int threads) {
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b > 65535u * 16 ? 65535u * 16 : b); /* grid-stride loops cover the rest */
+}
+
+/* ---- the ops (cuda_ops.cu, cuda_ops_gemm.cu, cuda_ops_attn.cu) ---------- */
+ct_status ct_cuda_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                            float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+ct_status ct_cuda_op_conv_pointwise(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, int B,
+                                    int Ci, int Co, int P, ct_act act, ct_arena *ws);
+ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                                float eps);
+ct_status ct_cuda_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D);
+ct_status ct_cuda_op_conv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C,
+                               int T, int F, ct_act act);
+ct_status ct_cuda_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C,
+                                 int T, int F, ct_act act);
+ct_status ct_cuda_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int F);
+ct_status ct_cuda_op_flatten_ct(ct_backend *be, ct_buf y, ct_buf x, int B, int C, int T, int F);
+ct_status ct_cuda_op_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int T,
+                              int C, int K, ct_act act);
+ct_status ct_cuda_op_pos_relative(ct_backend *be, ct_buf y, int T, int D);
+ct_status ct_cuda_op_embed(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *positions, int n,
+                           const ct_tensor *tok, const ct_tensor *pos, int D);
+ct_status ct_cuda_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N);
+ct_status ct_cuda_op_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n);
+ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, int S, int pos0,
+                              int Smax, int D);
+ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, ct_buf p, const float *u,
+                                 const float *vb, const int *len, int B, int T, int H, int Dh, ct_arena *ws);
+ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                 int S, int pos0, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
+                                const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws);
+
+/* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
+ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);
+/* In place x[r][c] = act(x[r][c] + bias) over rows × cols (bias may be
+ * NULL): bias[c] (per column: the epilogue cuBLASLt lacks, SiLU) or, when
+ * per_row, bias[r % bias_n] (the pointwise conv's per-channel bias over
+ * (B·Co) rows of P). */
+ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t rows, int cols, int per_row, int bias_n,
+                           ct_act act);
+
+/* Elementwise kernels run on a 2-D grid, one block row per matrix row and
+ * 256 columns per block: no 64-bit division per element (which cost more
+ * than the memory traffic of these passes). */
+enum { CT_COLS_PER_BLOCK = 256 };
+static inline dim3 ct_grid2(size_t rows, int cols) {
+    return dim3((unsigned)rows, (unsigned)((cols + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK));
+}
+
+#endif

@@ -1,0 +1,239 @@
+/* cuda_ops_attn.cu — the backend's attention ops: the encoder's
+ * relative-position attention (the fused tensor-core kernel of
+ * cuda_relattn_fused.cu for bf16 and the head sizes it is built for, else a
+ * simple kernel, one block per query row), the decoder's KV-cache write and
+ * its causal self- and cross-attention over slot-addressed caches (one block
+ * per row, position and head; finished rows are not in the slot list, so
+ * they cost nothing). Scores and softmax in float32. References:
+ * ct_ref_attn_relpos, ct_ref_kv_write, ct_ref_attn_causal, ct_ref_attn_cross.
+ */
+#include <math.h>
+
+#include "compute/cuda/cuda_be.h"
+
+#define LAUNCH_CHECK() CT_CUDA_TRY(cudaGetLastError())
+#define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+enum { ATT_THREADS = 128 };
+
+/* Bytes of dynamic shared memory for n float scores: rounded up to whole
+ * 16-byte vectors, because the compiler reads the tail of the P·V loop in
+ * wider loads than one float (memcheck saw 12-byte reads past n). */
+static size_t score_smem(int n) { return sizeof(float) * (((size_t)(n > 0 ? n : 1) + 3) & ~(size_t)3) + 16; }
+
+/* Softmax in place over s[0..nk) by the whole block, then out[d] =
+ * Σ_j s[j]·v[j][d] for d < Dh (v rows v_stride apart). nk = 0 writes zeros,
+ * as the reference's all-masked row does. */
+template <typename E>
+__device__ void block_softmax_pv(E *out, float *s, int nk, const E *v, size_t v_stride, int Dh, float *red) {
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x) mx = fmaxf(mx, s[j]);
+    mx = ct_block_max(mx, red);
+    float sum = 0.f;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+        float e = nk ? __expf(s[j] - mx) : 0.f;
+        s[j] = e;
+        sum += e;
+    }
+    sum = ct_block_sum(sum, red);
+    __syncthreads(); /* every s[j] written before any thread reads them all */
+    float inv = sum > 0.f ? 1.f / sum : 0.f;
+    for (int d = threadIdx.x; d < Dh; d += blockDim.x) {
+        float acc = 0.f;
+        for (int j = 0; j < nk; j++) acc += s[j] * ct_ld(v[(size_t)j * v_stride + d]);
+        out[d] = ct_st<E>(acc * inv);
+    }
+}
+
+/* Scores of one query against nk keys (rows k_stride apart), by warps. */
+template <typename E>
+__device__ void block_scores(float *s, const E *q, const E *k, size_t k_stride, int nk, int Dh, float scale) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int j = warp; j < nk; j += nw) {
+        const E *kj = k + (size_t)j * k_stride;
+        float acc = 0.f;
+        for (int d = lane; d < Dh; d += 32) acc += ct_ld(q[d]) * ct_ld(kj[d]);
+        acc = ct_warp_sum(acc);
+        if (lane == 0) s[j] = acc * scale;
+    }
+    __syncthreads();
+}
+
+/* ---- decoder ------------------------------------------------------------- */
+template <typename E>
+__global__ void k_kv_write(E *cache, const E *src, const int *slot, int n, int S, int pos0, int Smax, int D) {
+    GRID_STRIDE(i, (size_t)n * S * D) {
+        int d = (int)(i % D), s = (int)(i / D % S);
+        size_t r = i / ((size_t)D * S);
+        cache[((size_t)slot[r] * Smax + pos0 + s) * D + d] = src[i];
+    }
+}
+
+ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, int S, int pos0,
+                              int Smax, int D) {
+    if (pos0 < 0 || pos0 + S > Smax)
+        return ct_fail(CT_ERR_INVALID_ARG, "kv_write: positions %d+%d beyond %d", pos0, S, Smax);
+    if (cache.dtype != src.dtype) return ct_fail(CT_ERR_UNSUPPORTED, "cuda kv_write: mixed element types");
+    size_t m = (size_t)n * S * D;
+    if (!m) return CT_OK;
+    const int *dslot;
+    CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
+    CT_CUDA_DISPATCH(src.dtype, E, "kv_write", {
+        k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, S,
+                                                                     pos0, Smax, D);
+        LAUNCH_CHECK();
+    });
+    return CT_OK;
+}
+
+/* grid (n·S, H): query (r, t) of head h over L cache rows of slot[r]; keys
+ * 0..pos0+t when causal, else the first klen[slot[r]] */
+template <typename E>
+__global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const int *slot, const int *klen, int S,
+                           int pos0, int L, int H, int Dh, float scale) {
+    extern __shared__ float s[];
+    __shared__ float red[32];
+    int rt = blockIdx.x, h = blockIdx.y, r = rt / S, t = rt % S;
+    int D = H * Dh, sl = slot[r];
+    int nk = klen ? min(klen[sl], L) : pos0 + t + 1;
+    const E *qi = q + (size_t)rt * D + (size_t)h * Dh;
+    const E *K = kc + (size_t)sl * L * D + (size_t)h * Dh, *V = vc + (size_t)sl * L * D + (size_t)h * Dh;
+    block_scores(s, qi, K, (size_t)D, nk, Dh, scale);
+    block_softmax_pv(out + (size_t)rt * D + (size_t)h * Dh, s, nk, V, (size_t)D, Dh, red);
+}
+
+static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc,
+                          const int *slot, const int *klen_host, int slots, int n, int S, int pos0, int L, int H,
+                          int Dh) {
+    if (out.dtype != q.dtype || kc.dtype != q.dtype || vc.dtype != q.dtype)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: mixed element types", name);
+    if (n <= 0 || S <= 0) return CT_OK;
+    size_t smem = score_smem(L);
+    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: %d keys exceed the kernel's 12280", name, L);
+    const int *dslot, *dlen = NULL;
+    CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
+    if (klen_host) CT_TRY(ct_cuda_side(be, CT_SIDE_KLEN, klen_host, (size_t)slots, &dlen));
+    dim3 grid((unsigned)(n * S), (unsigned)H);
+    float scale = 1.0f / sqrtf((float)Dh);
+    CT_CUDA_DISPATCH(q.dtype, E, name, {
+        k_dec_attn<E><<<grid, ATT_THREADS, smem, ct_cstream(be)>>>((E *)out.data, (const E *)q.data,
+                                                                   (const E *)kc.data, (const E *)vc.data, dslot, dlen,
+                                                                   S, pos0, L, H, Dh, scale);
+        LAUNCH_CHECK();
+    });
+    return CT_OK;
+}
+
+ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                 int S, int pos0, int Smax, int H, int Dh, ct_arena *ws) {
+    if (pos0 + S > Smax) return ct_fail(CT_ERR_INVALID_ARG, "attn_causal: position %d beyond %d", pos0 + S, Smax);
+    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, Smax, H, Dh);
+}
+
+ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
+                                const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws) {
+    int slots = 0; /* enc_len is indexed by slot: upload up to the largest one used */
+    for (int r = 0; r < n; r++)
+        if (slot[r] + 1 > slots) slots = slot[r] + 1;
+    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, Tenc, H, Dh);
+}
+
+/* ---- encoder: simple kernel ---------------------------------------------- */
+/* grid (T, H, B): score_j = ((q_i+u)·k_j + (q_i+vb)·p[T−1−i+j])·scale, j < len[b] */
+template <typename E>
+__global__ void k_relpos_simple(E *out, const E *q, const E *k, const E *v, const E *p, const float *u,
+                                const float *vb, const int *len, int T, int H, int Dh, float scale) {
+    extern __shared__ float s[];
+    __shared__ float red[32];
+    int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, D = H * Dh;
+    int L = min(len[b], T);
+    E *o = out + ((size_t)b * T + i) * D + (size_t)h * Dh;
+    if (i >= L) { /* padded query rows: zeros, as the reference writes */
+        for (int d = threadIdx.x; d < Dh; d += blockDim.x) o[d] = ct_st<E>(0.f);
+        return;
+    }
+    const E *qi = q + ((size_t)b * T + i) * D + (size_t)h * Dh;
+    const float *uh = u + (size_t)h * Dh, *vh = vb + (size_t)h * Dh;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int j = warp; j < L; j += nw) {
+        const E *kj = k + ((size_t)b * T + j) * D + (size_t)h * Dh;
+        const E *pj = p + (size_t)(T - 1 - i + j) * D + (size_t)h * Dh;
+        float ac = 0.f, bd = 0.f;
+        for (int d = lane; d < Dh; d += 32) {
+            float qd = ct_ld(qi[d]);
+            ac += (qd + uh[d]) * ct_ld(kj[d]);
+            bd += (qd + vh[d]) * ct_ld(pj[d]);
+        }
+        ac = ct_warp_sum(ac);
+        bd = ct_warp_sum(bd);
+        if (lane == 0) s[j] = ac * scale + bd * scale;
+    }
+    __syncthreads();
+    block_softmax_pv(o, s, L, v + (size_t)b * T * D + (size_t)h * Dh, (size_t)D, Dh, red);
+}
+
+/* ---- encoder: the fused kernel's layout ---------------------------------- */
+/* qkv (B,T,3D) = [q + u | k | v]: the fused kernel reads one interleaved
+ * buffer with u folded into q (cuda_relattn_fused.cu) */
+__global__ void k_pack_qkv(__nv_bfloat16 *qkv, const __nv_bfloat16 *q, const __nv_bfloat16 *k,
+                           const __nv_bfloat16 *v, const float *u, int D) {
+    int c = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
+    if (c >= D) return;
+    size_t r = blockIdx.x, i = r * D + c;
+    __nv_bfloat16 *o = qkv + r * 3 * D;
+    o[c] = __float2bfloat16_rn(__bfloat162float(q[i]) + u[c]);
+    o[D + c] = k[i];
+    o[2 * D + c] = v[i];
+}
+__global__ void k_sub(float *y, const float *a, const float *b, int n) {
+    GRID_STRIDE(i, (size_t)n) y[i] = a[i] - b[i];
+}
+
+ct_status ct_cuda_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, ct_buf p, const float *u,
+                                 const float *vb, const int *len, int B, int T, int H, int Dh, ct_arena *ws) {
+    ct_cuda_be *cb = ct_cbe(be);
+    ct_dtype dt = q.dtype;
+    if (out.dtype != dt || k.dtype != dt || v.dtype != dt || p.dtype != dt)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: mixed element types");
+    if (B <= 0 || T <= 0) return CT_OK;
+    const int *dlen;
+    CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
+    const int D = H * Dh;
+    const float scale = 1.0f / sqrtf((float)Dh);
+    int fused_ok = dt == CT_DTYPE_BF16 && ct_cuda_relattn_fused_supports(Dh);
+    if (cb->attn_variant == CT_ATTN_FUSED && !fused_ok)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: the fused kernel takes bf16 and head sizes "
+                       "16/32/64/80/96/128/160 (asked: %s, %d)", ct_dtype_name(dt), Dh);
+    if (fused_ok && cb->attn_variant != CT_ATTN_SIMPLE) {
+        size_t rows = (size_t)B * T, qkv_b = (rows * 3 * D * 2 + 255) & ~(size_t)255;
+        size_t vr_b = (sizeof(float) * (size_t)H * (2 * T - 1) + 255) & ~(size_t)255;
+        char *sc;
+        CT_TRY(ct_cuda_scratch(be, qkv_b + vr_b + sizeof(float) * (size_t)D, (void **)&sc));
+        __nv_bfloat16 *qkv = (__nv_bfloat16 *)sc;
+        float *vr = (float *)(sc + qkv_b), *vmu = (float *)(sc + qkv_b + vr_b);
+        cudaStream_t st = cb->c->stream;
+        k_pack_qkv<<<ct_grid2(rows, D), CT_COLS_PER_BLOCK, 0, st>>>(qkv, (const __nv_bfloat16 *)q.data,
+                                                                    (const __nv_bfloat16 *)k.data,
+                                                                    (const __nv_bfloat16 *)v.data, u, D);
+        LAUNCH_CHECK();
+        /* (q+u)·p + ((vb−u))·p = (q+vb)·p: the position bias goes in as vr */
+        k_sub<<<ct_blocks((size_t)D, 256), 256, 0, st>>>(vmu, vb, u, D);
+        LAUNCH_CHECK();
+        ct_status s = ct_cuda_relattn_uv(cb->c, NULL, vr, (const uint16_t *)qkv, (const uint16_t *)p.data, u, vmu, B,
+                                         T, H, Dh);
+        if (s == CT_OK)
+            s = ct_cuda_relattn_fused(cb->c, (uint16_t *)out.data, (const uint16_t *)qkv, (const uint16_t *)p.data,
+                                      vr, dlen, B, T, H, Dh, scale);
+        return s;
+    }
+    size_t smem = score_smem(T);
+    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_relpos: %d frames exceed the simple kernel's 12280", T);
+    dim3 grid((unsigned)T, (unsigned)H, (unsigned)B);
+    CT_CUDA_DISPATCH(dt, E, "attn_relpos", {
+        k_relpos_simple<E><<<grid, ATT_THREADS, smem, cb->c->stream>>>((E *)out.data, (const E *)q.data,
+                                                                       (const E *)k.data, (const E *)v.data,
+                                                                       (const E *)p.data, u, vb, dlen, T, H, Dh, scale);
+        LAUNCH_CHECK();
+    });
+    return CT_OK;
+}

@@ -1,0 +1,148 @@
+/* ops.c — the typed op calls of ops.h: a backend's version-3 entry when it
+ * has one, else its float32 entry after checking that every buffer is F32.
+ * No arithmetic here; the CPU tables are reached exactly as before. */
+#include "compute/ops.h"
+
+ct_dtype ct_backend_act_dtype(const ct_backend *be) { return be->act_dtype; }
+
+/* The float32 entries see plain float pointers. */
+#define F(buf) ((float *)(buf).data)
+
+static int all_f32(const ct_buf *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (b[i].data && b[i].dtype != CT_DTYPE_F32) return 0;
+    return 1;
+}
+
+static ct_status not_typed(const ct_backend *be, const char *op, const ct_buf *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (b[i].data && b[i].dtype != CT_DTYPE_F32)
+            return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: %s computes in float32 only (buffer %d is %s)",
+                           be->ops->name, op, i, ct_dtype_name(b[i].dtype));
+    return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: no %s", be->ops->name, op);
+}
+
+/* Typed entry if the table has it (version ≥ 3), else the float32 entry. */
+#define HAS_T(e) (be->ops->version >= 3 && be->ops->e)
+#define FALLBACK(name, ...)                                                          \
+    do {                                                                             \
+        const ct_buf bufs_[] = {__VA_ARGS__};                                        \
+        const int nb_ = (int)(sizeof bufs_ / sizeof bufs_[0]);                       \
+        if (!be->ops->name || !all_f32(bufs_, nb_)) return not_typed(be, #name, bufs_, nb_); \
+    } while (0)
+
+ct_status ct_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                       float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    if (HAS_T(matmul_t)) return be->ops->matmul_t(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    FALLBACK(matmul, y, x, residual);
+    return be->ops->matmul(be, F(y), F(x), w, b, F(residual), alpha, act, M, N, K, ws);
+}
+
+ct_status ct_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                           float eps) {
+    if (HAS_T(layer_norm_t)) return be->ops->layer_norm_t(be, y, x, g, b, M, D, eps);
+    FALLBACK(layer_norm, y, x);
+    return be->ops->layer_norm(be, F(y), F(x), g, b, M, D, eps);
+}
+
+ct_status ct_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D) {
+    if (HAS_T(glu_t)) return be->ops->glu_t(be, y, x, M, D);
+    FALLBACK(glu, y, x);
+    return be->ops->glu(be, F(y), F(x), M, D);
+}
+
+ct_status ct_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, ct_buf p, const float *u,
+                            const float *vb, const int *len, int B, int T, int H, int Dh, ct_arena *ws) {
+    if (HAS_T(attn_relpos_t)) return be->ops->attn_relpos_t(be, out, q, k, v, p, u, vb, len, B, T, H, Dh, ws);
+    FALLBACK(attn_relpos, out, q, k, v, p);
+    return be->ops->attn_relpos(be, F(out), F(q), F(k), F(v), F(p), u, vb, len, B, T, H, Dh, ws);
+}
+
+ct_status ct_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, int S, int pos0, int Smax,
+                         int D) {
+    if (HAS_T(kv_write_t)) return be->ops->kv_write_t(be, cache, src, slot, n, S, pos0, Smax, D);
+    FALLBACK(kv_write, cache, src);
+    return be->ops->kv_write(be, F(cache), F(src), slot, n, S, pos0, Smax, D);
+}
+
+ct_status ct_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n, int S,
+                            int pos0, int Smax, int H, int Dh, ct_arena *ws) {
+    if (HAS_T(attn_causal_t)) return be->ops->attn_causal_t(be, out, q, kc, vc, slot, n, S, pos0, Smax, H, Dh, ws);
+    FALLBACK(attn_causal, out, q, kc, vc);
+    return be->ops->attn_causal(be, F(out), F(q), F(kc), F(vc), slot, n, S, pos0, Smax, H, Dh, ws);
+}
+
+ct_status ct_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
+                           const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws) {
+    if (HAS_T(attn_cross_t)) return be->ops->attn_cross_t(be, out, q, ek, ev, slot, enc_len, n, S, Tenc, H, Dh, ws);
+    FALLBACK(attn_cross, out, q, ek, ev);
+    return be->ops->attn_cross(be, F(out), F(q), F(ek), F(ev), slot, enc_len, n, S, Tenc, H, Dh, ws);
+}
+
+ct_status ct_op_conv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C, int T,
+                          int Fq, ct_act act) {
+    if (HAS_T(conv2d_s2_t)) return be->ops->conv2d_s2_t(be, y, x, w, b, B, C, T, Fq, act);
+    FALLBACK(conv2d_s2, y, x);
+    return be->ops->conv2d_s2(be, F(y), F(x), w, b, B, C, T, Fq, act);
+}
+
+ct_status ct_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C, int T,
+                            int Fq, ct_act act) {
+    if (HAS_T(dwconv2d_s2_t)) return be->ops->dwconv2d_s2_t(be, y, x, w, b, B, C, T, Fq, act);
+    FALLBACK(dwconv2d_s2, y, x);
+    return be->ops->dwconv2d_s2(be, F(y), F(x), w, b, B, C, T, Fq, act);
+}
+
+ct_status ct_op_conv_pointwise(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, int B, int Ci,
+                               int Co, int P, ct_act act, ct_arena *ws) {
+    if (HAS_T(conv_pointwise_t)) return be->ops->conv_pointwise_t(be, y, x, w, b, B, Ci, Co, P, act, ws);
+    FALLBACK(conv_pointwise, y, x);
+    return be->ops->conv_pointwise(be, F(y), F(x), w, b, B, Ci, Co, P, act, ws);
+}
+
+ct_status ct_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int Fq) {
+    if (HAS_T(mask_time_t)) return be->ops->mask_time_t(be, x, len, B, C, T, Fq);
+    FALLBACK(mask_time, x);
+    return be->ops->mask_time(be, F(x), len, B, C, T, Fq);
+}
+
+ct_status ct_op_flatten_ct(ct_backend *be, ct_buf y, ct_buf x, int B, int C, int T, int Fq) {
+    if (HAS_T(flatten_ct_t)) return be->ops->flatten_ct_t(be, y, x, B, C, T, Fq);
+    FALLBACK(flatten_ct, y, x);
+    return be->ops->flatten_ct(be, F(y), F(x), B, C, T, Fq);
+}
+
+ct_status ct_op_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int T, int C,
+                         int K, ct_act act) {
+    if (HAS_T(dwconv1d_t)) return be->ops->dwconv1d_t(be, y, x, w, b, B, T, C, K, act);
+    FALLBACK(dwconv1d, y, x);
+    return be->ops->dwconv1d(be, F(y), F(x), w, b, B, T, C, K, act);
+}
+
+ct_status ct_op_pos_relative(ct_backend *be, ct_buf y, int T, int D) {
+    if (HAS_T(pos_relative_t)) return be->ops->pos_relative_t(be, y, T, D);
+    FALLBACK(pos_relative, y);
+    return be->ops->pos_relative(be, F(y), T, D);
+}
+
+ct_status ct_op_embed(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *positions, int n,
+                      const ct_tensor *tok, const ct_tensor *pos, int D) {
+    if (HAS_T(embed_t)) return be->ops->embed_t(be, y, ids, positions, n, tok, pos, D);
+    FALLBACK(embed, y);
+    return be->ops->embed(be, F(y), ids, positions, n, tok, pos, D);
+}
+
+ct_status ct_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N) {
+    if (HAS_T(argmax_t)) return be->ops->argmax_t(be, ids, x, n, N);
+    FALLBACK(argmax, x);
+    return be->ops->argmax(be, ids, F(x), n, N);
+}
+
+ct_status ct_op_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n) {
+    if (HAS_T(convert)) return be->ops->convert(be, y, x, n);
+    if (y.dtype != x.dtype)
+        return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: no conversion %s -> %s", be->ops->name,
+                       ct_dtype_name(x.dtype), ct_dtype_name(y.dtype));
+    if (y.data == x.data || n == 0) return CT_OK;
+    return be->ops->copy(be, y.data, x.data, ct_buf_bytes(x, n));
+}

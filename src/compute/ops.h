@@ -1,0 +1,78 @@
+/* ops.h — the ops as the model code calls them: typed activations (ct_buf)
+ * over a backend's table (backend.h), one function per op.
+ *
+ * Each ct_op_X calls the backend's version-3 entry X_t when it has one;
+ * otherwise (the CPU tables) every buffer must be F32 and the float32 entry
+ * X runs, unchanged. The semantics of each op are those written beside the
+ * float32 entry in backend.h; what this header adds is which buffers take
+ * which element type:
+ *   - "act": the backend's activation type (ct_backend_act_dtype: F32 on the
+ *     CPU, BF16 or F16 on CUDA);
+ *   - "f32": float32 on every backend (the residual stream, features,
+ *     logits, the model's small parameters);
+ *   - "act|f32": either; the backend converts on the way in or out.
+ * A backend may accept more combinations; these are the ones the model uses
+ * and the tests check.
+ */
+#ifndef CT_COMPUTE_OPS_H
+#define CT_COMPUTE_OPS_H
+
+#include "compute/backend.h"
+
+ct_dtype ct_backend_act_dtype(const ct_backend *be);
+
+/* y (act|f32) = residual (f32) + alpha · act(x (act) · wᵀ + b); residual
+ * may be CT_BUF_NONE; y f32 when residual is given. */
+ct_status ct_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                       float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+/* y (act|f32) = LN(x (f32)); y may equal x when both are f32. */
+ct_status ct_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                           float eps);
+/* y, x: act. */
+ct_status ct_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D);
+/* out, q, k, v, p: act; u, vb f32 parameters. */
+ct_status ct_op_attn_relpos(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, ct_buf p, const float *u,
+                            const float *vb, const int *len, int B, int T, int H, int Dh, ct_arena *ws);
+/* cache, src: act. */
+ct_status ct_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, int S, int pos0, int Smax,
+                         int D);
+/* out, q, kc, vc: act. */
+ct_status ct_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n, int S,
+                            int pos0, int Smax, int H, int Dh, ct_arena *ws);
+/* out, q, ek, ev: act. */
+ct_status ct_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
+                           const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws);
+/* y act, x f32 (features). */
+ct_status ct_op_conv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C, int T,
+                          int F, ct_act act);
+/* y, x: act. */
+ct_status ct_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C, int T,
+                            int F, ct_act act);
+/* y, x: act. */
+ct_status ct_op_conv_pointwise(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, int B, int Ci,
+                               int Co, int P, ct_act act, ct_arena *ws);
+/* x: act. */
+ct_status ct_op_mask_time(ct_backend *be, ct_buf x, const int *len, int B, int C, int T, int F);
+/* y, x: act. */
+ct_status ct_op_flatten_ct(ct_backend *be, ct_buf y, ct_buf x, int B, int C, int T, int F);
+/* y, x: act. */
+ct_status ct_op_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int T, int C,
+                         int K, ct_act act);
+/* y: act. */
+ct_status ct_op_pos_relative(ct_backend *be, ct_buf y, int T, int D);
+/* y: f32 (the decoder's residual stream). */
+ct_status ct_op_embed(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *positions, int n,
+                      const ct_tensor *tok, const ct_tensor *pos, int D);
+/* x: f32 (logits). */
+ct_status ct_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N);
+/* y = x elementwise in y's type, n elements; same types: a copy. */
+ct_status ct_op_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n);
+
+/* Bytes of n elements of the buffer's type. */
+static inline size_t ct_buf_bytes(ct_buf b, size_t n) { return n * ct_dtype_size(b.dtype); }
+/* The buffer advanced by n elements. */
+static inline ct_buf ct_buf_at(ct_buf b, size_t n) {
+    return ct_buf_make(b.data ? (char *)b.data + ct_buf_bytes(b, n) : NULL, b.dtype);
+}
+
+#endif

@@ -1,0 +1,149 @@
+/* test_asr_cuda_ops.c — the model code of src/asr (encoder.c, decoder.c,
+ * generate.c) on the "cuda" backend table, through the batch entry point
+ * (device "cuda-ops", bf16 weights and activations, and f16), against the
+ * fp32 transformers reference of the fixture batch: encoder and first-step
+ * logits within a relative L2 of 2e-2 per clip, greedy tokens identical up
+ * to a departure at a near tie (as test_asr_gpu.c rules for the engine),
+ * keep_logits, keep_features and keep_encoder as on the CPU. Skipped without
+ * a CUDA build or device (CT_REQUIRE_GPU=1 makes that a failure).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asr/asr.h"
+#include "model/safetensors.h"
+#include "fixture_io.h"
+#include "testutil.h"
+
+#define NCLIPS 6
+static const char *clip_names[NCLIPS] = {"c0_tones_1s", "c1_en_us_3s", "c2_de_noise_6s",
+                                         "c3_fr_ar_10s", "c4_en_gb_30s", "c5_es_en_34s"};
+
+static float *ref_f32(const ct_safetensors *ref, const char *fmt, int i, const ct_st_tensor **t) {
+    char nm[64];
+    snprintf(nm, sizeof nm, fmt, i);
+    *t = ct_st_find(ref, nm);
+    assert_non_null(*t);
+    float *x = malloc(sizeof(float) * (size_t)(*t)->numel);
+    CT_ASSERT_OK(ct_st_tensor_to_f32(*t, x, (size_t)(*t)->numel));
+    return x;
+}
+
+static void run_batch(ct_dtype act, ct_attn_variant variant) {
+    ct_asr_options o = ct_asr_default_options();
+    o.device = "cuda-ops";
+    o.weight_dtype = act;
+    o.act_dtype = act;
+    o.attn_variant = variant;
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr));
+    float *clips[NCLIPS];
+    size_t n[NCLIPS];
+    char rel[128];
+    for (int i = 0; i < NCLIPS; i++) {
+        snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
+        clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &n[i]);
+    }
+    ct_safetensors *ref;
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &ref));
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = 40;
+    rq.keep_logits = rq.keep_features = rq.keep_encoder = 1;
+    ct_asr_result r;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)clips, n, NCLIPS, &rq, &r));
+    assert_int_equal(r.n, NCLIPS);
+    const int V = ct_asr_model_weights(asr)->hp.vocab;
+    for (int i = 0; i < NCLIPS; i++) {
+        const ct_asr_clip *c = &r.clips[i];
+        const ct_st_tensor *e, *t, *lt;
+        float *want = ref_f32(ref, "encoder.%d", i, &e);
+        assert_int_equal(c->encoder_frames, e->shape[0]);
+        double err = ct_rel_l2(c->encoder, want, (size_t)e->numel);
+        free(want);
+        float *lref = ref_f32(ref, "logits.%d", i, &lt);
+        assert_int_equal(lt->shape[1], V);
+        assert_non_null(c->logits);
+        double lerr = ct_rel_l2(c->logits, lref, (size_t)V); /* first step: the same input on both */
+        printf("  %s %s clip %d: encoder rel L2 %.3g, first-step logits %.3g\n", ct_dtype_name(act),
+               variant == CT_ATTN_SIMPLE ? "simple" : "auto", i, err, lerr);
+        if (!(err <= 2e-2)) fail_msg("clip %d: encoder relative L2 %.3g > 2e-2", i, err);
+        if (!(lerr <= 2e-2)) fail_msg("clip %d: first-step logits relative L2 %.3g > 2e-2", i, lerr);
+        /* tokens: identical, or the first difference at a near tie of the
+         * fp32 reference's logits (test_asr_gpu.c's rule and margin) */
+        const double NEAR_TIE = 0.25;
+        char nm[64];
+        snprintf(nm, sizeof nm, "tokens.%d", i);
+        t = ct_st_find(ref, nm);
+        assert_non_null(t);
+        const int32_t *tt = t->data;
+        int nref = (int)t->shape[0], k = 0;
+        while (k < nref && k < c->n_tokens && c->tokens[k] == tt[k]) k++;
+        if (k == nref && c->n_tokens == nref) {
+            assert_int_equal(c->stop, tt[nref - 1] == 3 ? CT_STOP_EOS : CT_STOP_MAX_TOKENS);
+        } else {
+            if (k >= nref || k >= c->n_tokens)
+                fail_msg("clip %d: %d tokens, the reference %d, equal up to the shorter", i, c->n_tokens, nref);
+            int ours = c->tokens[k];
+            assert_true(ours >= 0 && ours < V);
+            double gap = lref[(size_t)k * V + tt[k]] - lref[(size_t)k * V + ours];
+            printf("  clip %d: departs from the reference at step %d (%d vs %d), fp32 gap %.4f\n", i, k, ours, tt[k],
+                   gap);
+            if (!(gap < NEAR_TIE))
+                fail_msg("clip %d: step %d chose %d over the reference's %d, %.3f below it: not a near tie", i, k, ours,
+                         tt[k], gap);
+        }
+        free(lref);
+        assert_non_null(c->features);
+        char *text;
+        CT_ASSERT_OK(ct_tokenizer_decode(ct_asr_tokenizer(asr), c->tokens, c->n_tokens, &text));
+        assert_string_equal(text, c->text);
+        free(text);
+    }
+    ct_asr_result_free(&r);
+    ct_st_free(ref);
+    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
+    ct_asr_free(asr);
+}
+
+static void test_bf16(void **state) {
+    (void)state;
+    run_batch(CT_DTYPE_BF16, CT_ATTN_AUTO);
+}
+static void test_bf16_simple_attention(void **state) {
+    (void)state;
+    run_batch(CT_DTYPE_BF16, CT_ATTN_SIMPLE);
+}
+static void test_f16(void **state) {
+    (void)state;
+    run_batch(CT_DTYPE_F16, CT_ATTN_AUTO);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    /* weights must be in the activation type: cuBLASLt multiplies like types */
+    ct_asr_options o = ct_asr_default_options();
+    o.device = "cuda-ops";
+    o.weight_dtype = CT_DTYPE_F32;
+    ct_asr *asr;
+    CT_ASSERT_STATUS(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr), CT_ERR_UNSUPPORTED);
+    CT_ASSERT_ERROR_HAS("no F32 matmul");
+}
+
+int main(void) {
+    ct_backend *be;
+    if (ct_backend_create("cuda", NULL, &be) != CT_OK) {
+        const char *req = getenv("CT_REQUIRE_GPU");
+        int must = req && *req == '1';
+        printf("%s test_asr_cuda_ops: %s\n", must ? "FAIL" : "SKIP", ct_last_error());
+        return must;
+    }
+    ct_backend_free(be);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bf16),
+        cmocka_unit_test(test_bf16_simple_attention),
+        cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

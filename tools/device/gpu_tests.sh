@@ -1,0 +1,80 @@
+#!/bin/bash
+# gpu_tests.sh — the GPU machine's checks from the CMake build users build
+# (issue 13): configure build-gpu against the carried .debs
+# (devdeps-env.sh), build the GPU tests and tools, run `ctest -L gpu` with
+# CT_REQUIRE_GPU=1 (a skip is a failure there), compute-sanitizer memcheck
+# on the op tests and a fixture run through the new path, racecheck on the
+# op test (its attention kernels), then the A/B of the old engine (--device
+# cuda) against the model code over the backend table (--device cuda-ops)
+# with bench_engine on one full-size random model, same process tree.
+#   STAGES="build tests memcheck ab" bash tools/device/gpu_tests.sh   (tree root)
+# Logs to $OUT (device call) or build-gpu/out.
+set -uo pipefail
+OUTDIR=${OUT:-build-gpu/out}
+LOGS=$OUTDIR/logs # packed into one file at the end: the device tool returns at most 8 files
+mkdir -p "$OUTDIR" "$LOGS"
+STAGES=${STAGES:-build tests memcheck ab}
+AB_BATCHES=${AB_BATCHES:-1 32 128}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+t0=$(date +%s)
+el() { echo "== $(($(date +%s) - t0))s $*"; }
+. tools/device/devdeps-env.sh
+export CT_FIXTURES=$PWD/tests/fixtures CT_BIN=$PWD/build-gpu/bin CT_SOURCE=$PWD CT_TESTDATA=$PWD/build-gpu/testdata
+if has build; then
+  el build
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
+    -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
+  cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
+    test_asr_cuda_ops test_generate_forced cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
+    bench_cuda_asr > "$LOGS/build.log" 2>&1 ||
+    { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
+  el built
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+if has tests; then
+  el "ctest -L gpu"
+  (cd build-gpu && CT_REQUIRE_GPU=1 ctest -L gpu -FA testdata --output-on-failure --timeout 300) > "$OUTDIR/ctest.log" 2>&1
+  echo "ctest rc=$?"; grep -E "tests passed|Passed|Failed|\*\*\*" "$OUTDIR/ctest.log" | head -20
+  grep -E "rel L2|departs" "$OUTDIR/ctest.log" > "$OUTDIR/ctest-numbers.txt"
+fi
+if has memcheck; then
+  el memcheck
+  for t in test_cuda_backend test_asr_cuda_ops; do
+    compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
+      > "$LOGS/memcheck-$t.log" 2>&1
+    echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"
+    grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error)' "$LOGS/memcheck-$t.log" | head -45
+  done
+  timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/test_cuda_backend \
+    > "$LOGS/racecheck.log" 2>&1
+  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
+fi
+if has ab || has parity; then
+  el "random model"
+  [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOGS/randmodel.log" 2>&1 ||
+    { tail -5 "$LOGS/randmodel.log"; exit 1; }
+fi
+if has parity; then
+  # transformers bf16 (sdpa) on the same checkpoint: its features, encoder output
+  # and logits after the prompt; then the old engine and the new path against them
+  el "parity: transformers dump"
+  (cd /tmp && OUT=/tmp/tfout python3 "$OLDPWD/tools/device/tf_bench.py" --model /tmp/full --cases "" \
+    --dump /tmp/full_parity.safetensors 2>&1 | grep -v -i warn) > "$LOGS/tf_dump.log" 2>&1
+  tail -2 "$LOGS/tf_dump.log"
+  el "parity: old engine, new path"
+  build-gpu/bin/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors 2>&1 | grep parity | head -2
+  build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype bf16
+  build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype fp16
+fi
+if has ab; then
+  for b in $AB_BATCHES; do
+    for dev in cuda cuda-ops; do
+      el "bench_engine $dev batch $b"
+      timeout 200 build-gpu/bin/bench_engine --model /tmp/full --dtype bf16 --device $dev --batch $b --seconds 30 \
+        --tokens 100 --runs 3 > "$LOGS/bench-$dev-$b.log" 2>&1 || echo "bench $dev $b: rc=$?"
+      grep -E "^load|^\{" "$LOGS/bench-$dev-$b.log" | tail -2
+    done
+  done
+fi
+tar czf "$OUTDIR/logs.tgz" -C "$OUTDIR" logs && rm -rf "$LOGS"
+el done

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
-#include "compute/cpu/cpu_isa.h"
 #include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
@@ -137,8 +136,7 @@ typedef struct split_attn {
     float scale;
 } split_attn;
 
-__attribute__((always_inline)) static inline void split_attn_body(const split_attn *a, int t, int T, float *sc,
-                                                                  float *part) {
+static void split_attn_part(const split_attn *a, int t, int T, float *sc, float *part) {
     const int H = a->H, Dh = a->Dh, D = a->D;
     for (int r = 0; r < a->n; r++) {
         const int nk = a->nkeys[r], j0 = (int)((long)nk * t / T), j1 = (int)((long)nk * (t + 1) / T);
@@ -179,21 +177,6 @@ __attribute__((always_inline)) static inline void split_attn_body(const split_at
             }
         }
     }
-}
-
-/* The same loops compiled for AVX-512 as well (the library's baseline is
- * SSE2): the dot products and the V update then move 16 floats an
- * instruction, enough to keep up with the memory stream of K and V. */
-__attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void split_attn_part512(const split_attn *a, int t,
-                                                                                       int T, float *sc, float *part) {
-    split_attn_body(a, t, T, sc, part);
-}
-static void split_attn_part_plain(const split_attn *a, int t, int T, float *sc, float *part) {
-    split_attn_body(a, t, T, sc, part);
-}
-static void split_attn_part(const split_attn *a, int t, int T, float *sc, float *part) {
-    if (ct_cpu_isa_best() == CT_CPU_ISA_AVX512) split_attn_part512(a, t, T, sc, part);
-    else split_attn_part_plain(a, t, T, sc, part);
 }
 
 /* out (n, D) from the T threads' partials (each n · (2H + D) floats, `per` apart). */

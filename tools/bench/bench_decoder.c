@@ -78,8 +78,6 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static size_t tbytes(const ct_tensor *t) { return (size_t)ct_tensor_numel(t) * ct_dtype_size(t->dtype); }
-
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32";
     int batch = 1, frames = 376, tokens = 100, threads = 0, profile = 1;
@@ -130,12 +128,7 @@ int main(int argc, char **argv) {
 
     /* bytes one single-token step reads from memory: the weights it
      * multiplies by, and every row's cross K/V (fp32) */
-    size_t wbytes = tbytes(&w->head_w);
-    for (int l = 0; l < hp->dec_layers; l++) {
-        const ct_dec_layer *L = &w->dec[l];
-        wbytes += tbytes(&L->sq_w) + tbytes(&L->sk_w) + tbytes(&L->sv_w) + tbytes(&L->so_w) + tbytes(&L->cq_w) +
-                  tbytes(&L->co_w) + tbytes(&L->fc1_w) + tbytes(&L->fc2_w);
-    }
+    size_t wbytes = ct_decoder_weight_bytes(w);
     size_t kvbytes = (size_t)2 * hp->dec_layers * batch * frames * hp->d_dec * sizeof(float);
 
     double bw1c, bwnc;

@@ -136,6 +136,7 @@ typedef struct split_attn {
     float scale;
 } split_attn;
 
+/* Part t of T of every row's keys: keys [nk·t/T, nk·(t+1)/T). */
 static void split_attn_part(const split_attn *a, int t, int T, float *sc, float *part) {
     const int H = a->H, Dh = a->Dh, D = a->D;
     for (int r = 0; r < a->n; r++) {
@@ -179,7 +180,7 @@ static void split_attn_part(const split_attn *a, int t, int T, float *sc, float 
     }
 }
 
-/* out (n, D) from the T threads' partials (each n · (2H + D) floats, `per` apart). */
+/* out (n, D) from the T parts' partials (each n · (2H + D) floats, `per` apart). */
 static void split_attn_merge(const split_attn *a, const float *parts, size_t per, int T) {
     const int H = a->H, Dh = a->Dh, D = a->D;
     for (int r = 0; r < a->n; r++) {
@@ -197,7 +198,7 @@ static void split_attn_merge(const split_attn *a, const float *parts, size_t per
             float L = 0.0f;
             for (int t = 0; t < T; t++) {
                 const float *m = parts + per * t + ro, *l = m + H, *o = l + H + (size_t)h * Dh;
-                if (m[h] == -INFINITY) continue; /* this thread had no keys of the row */
+                if (m[h] == -INFINITY) continue; /* this part had no keys of the row */
                 float wt = expf(m[h] - M);
                 L += wt * l[h];
 #pragma omp simd
@@ -221,27 +222,25 @@ static ct_status split_attn_run(split_attn *a, ct_arena *ws) {
     }
     /* below ~0.5 MB of keys a second thread costs more than it saves */
     int nth = reads > 2 * CT_PAR_MIN ? omp_get_max_threads() : 1;
-    if (nth > maxk) nth = maxk > 0 ? maxk : 1;
-    a->chunk = (maxk + nth - 1) / nth;
+    /* parts: key ranges taken from a shared counter, a few per thread, so
+     * a thread the scheduler starts late leaves its share to the others */
+    int C = nth > 1 ? 4 * nth : 1;
+    if (C > maxk) C = maxk > 0 ? maxk : 1;
+    a->chunk = (maxk + C - 1) / C;
     const size_t per_sc = (size_t)a->n * a->H * a->chunk, per = (size_t)a->n * (2 * a->H + a->D);
     size_t mark = ct_arena_mark(ws);
-    float *sc = ct_arena_alloc(ws, sizeof(float) * per_sc * nth), *parts = ct_arena_alloc(ws, sizeof(float) * per * nth);
+    float *sc = ct_arena_alloc(ws, sizeof(float) * per_sc * C), *parts = ct_arena_alloc(ws, sizeof(float) * per * C);
     if (!sc || !parts) {
         ct_arena_rewind(ws, mark);
         return CT_ERR_OOM;
     }
-    int team = 1;
-    if (nth == 1) {
+    if (C == 1) {
         split_attn_part(a, 0, 1, sc, parts);
     } else {
-#pragma omp parallel num_threads(nth)
-        {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            if (t == 0) team = T;
-            split_attn_part(a, t, T, sc + per_sc * t, parts + per * t);
-        }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+        for (int c = 0; c < C; c++) split_attn_part(a, c, C, sc + per_sc * c, parts + per * c);
     }
-    split_attn_merge(a, parts, per, team);
+    split_attn_merge(a, parts, per, C);
     ct_arena_rewind(ws, mark);
     return CT_OK;
 }

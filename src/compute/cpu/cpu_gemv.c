@@ -25,9 +25,13 @@ typedef struct gemv_job {
     int act, M, N, K;
 } gemv_job;
 
-/* Threads split the output features in chunks of this many (a multiple of
- * 16 floats, so no two threads write one cache line of y). */
-#define ROW_CHUNK 16
+/* Threads take chunks of output features, about this many weight bytes
+ * each (long enough runs to stream) and a multiple of 16 features (so no
+ * two threads write one cache line of y), from a shared counter: a thread
+ * the scheduler starts late (a loaded machine) finds fewer chunks left
+ * instead of holding up the others with a fixed half. */
+#define CHUNK_BYTES (128 * 1024)
+#define CHUNK_ALIGN 16
 /* Software prefetch distance, bytes ahead in each weight row: the hardware
  * streamers follow one sequential stream per row well, but the prefetch
  * covers the start of the next rows where a streamer has to restart. */
@@ -244,7 +248,10 @@ ct_status ct_gemv(ct_cpu_isa isa, int threads, float *y, const float *x, const c
     if (N == 0) return CT_OK;
     gemv_job j = {.y = y, .x = x, .b = b, .res = residual, .w = w->data, .alpha = alpha, .act = (int)act, .M = M,
                   .N = N, .K = K};
-    const int chunks = (N + ROW_CHUNK - 1) / ROW_CHUNK;
+    const size_t row_bytes = (size_t)(K > 0 ? K : 1) * ct_dtype_size(w->dtype);
+    int rows = (int)(CHUNK_BYTES / row_bytes) / CHUNK_ALIGN * CHUNK_ALIGN;
+    if (rows < CHUNK_ALIGN) rows = CHUNK_ALIGN;
+    const int chunks = (N + rows - 1) / rows;
     int nth = threads < 1 ? 1 : threads;
     if (nth > chunks) nth = chunks;
     /* 2·CT_PAR_MIN weights: even the decoder's d×d projections (1 M weights)
@@ -254,12 +261,10 @@ ct_status ct_gemv(ct_cpu_isa isa, int threads, float *y, const float *x, const c
         run(isa, &j, 0, N, w->dtype);
         return CT_OK;
     }
-    /* Contiguous chunks: each thread streams one long run of weight rows. */
-#pragma omp parallel num_threads(nth)
-    {
-        int t = omp_get_thread_num(), T = omp_get_num_threads();
-        int n0 = (int)((long)chunks * t / T) * ROW_CHUNK, n1 = (int)((long)chunks * (t + 1) / T) * ROW_CHUNK;
-        run(isa, &j, n0, n1 < N ? n1 : N, w->dtype);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+    for (int c = 0; c < chunks; c++) {
+        int n0 = c * rows, n1 = n0 + rows < N ? n0 + rows : N;
+        run(isa, &j, n0, n1, w->dtype);
     }
     return CT_OK;
 }

@@ -114,14 +114,15 @@ static void attend_one(float *o, const float *qi, const float *K, const float *V
  * of keys (376 for 30 s) in rows of D = H·Dh floats; the caches are laid out
  * (slot, key, D), so walking one head's keys strides by D·4 bytes (4 KB for
  * the full-size decoder), a fresh page per key that the hardware prefetchers
- * do not follow. Here each thread takes a contiguous range of keys and
- * reads every key row whole, for all heads at once: K, then V, stream. Each
- * thread keeps, per row and head, the running maximum m, the sum l of
- * exp(s − m) and the unnormalised output o over its keys; the calling thread
- * then merges them (split-K "flash decoding"): with M = max_t m_t,
+ * do not follow. Here each row's keys are cut into T contiguous parts (4
+ * per thread, taken from a shared counter) and every key row is read whole,
+ * for all heads at once: K, then V, stream. Each part keeps, per row and
+ * head, the maximum m of its scores, the sum l of exp(s − m) and the
+ * unnormalised output o; the calling thread then merges the parts (split-K
+ * "flash decoding"): with M = max_t m_t,
  *   out = Σ_t e^(m_t − M) o_t / Σ_t e^(m_t − M) l_t.
- * Per thread: scores (n · H · ⌈maxkeys / threads⌉) and partials
- * (n · (2H + D)) from the workspace. */
+ * Per part: scores (n · H · ⌈maxkeys / T⌉) and partials (n · (2H + D)) from
+ * the workspace. */
 /* Key rows prefetched ahead of the one being read: the dot products hold
  * few loads in flight, so the next rows are asked for explicitly. */
 #define CT_KV_AHEAD 4
@@ -132,7 +133,7 @@ typedef struct split_attn {
     const float *q, *K, *V;
     const int *slot, *nkeys; /* nkeys (n): keys row r attends to */
     size_t slot_stride;      /* floats between two slots of K/V */
-    int n, H, Dh, D, chunk;  /* chunk: scores per (row, head) per thread */
+    int n, H, Dh, D, chunk;  /* chunk: scores per (row, head) per part */
     float scale;
 } split_attn;
 

@@ -9,8 +9,8 @@
  * NULL and may equal y. Its reference is the plain loop ct_ref_matmul
  * (compute/ref); tests/unit/test_gemv.c compares every level against it.
  * Sums are float32 in an order that depends on the level (vector lanes), not
- * on the thread count: threads split the output features into contiguous
- * chunks, each feature is one thread's dot product. */
+ * on the thread count: threads take contiguous chunks of output features,
+ * each feature is one thread's dot product. */
 #ifndef CT_COMPUTE_CPU_GEMV_H
 #define CT_COMPUTE_CPU_GEMV_H
 

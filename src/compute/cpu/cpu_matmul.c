@@ -1,7 +1,9 @@
 /* cpu_matmul.c — dense layers on OpenBLAS sgemm with the epilogue
- * y = residual + alpha·act(x·wᵀ + b). f32 weights go straight to one threaded
- * sgemm; bf16/f16 weights are widened to f32 one block of output features at
- * a time (per thread, from the workspace) so resident memory stays halved. */
+ * y = residual + alpha·act(x·wᵀ + b). Up to CT_GEMV_MAX_M rows (decoding) go
+ * to the GEMV kernels (cpu_gemv.c); otherwise f32 weights go straight to one
+ * threaded sgemm, and bf16/f16 weights are widened to f32 one block of output
+ * features at a time (per thread, from the workspace) so resident memory
+ * stays halved. */
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>

@@ -33,8 +33,9 @@ typedef struct gemv_job {
 #define CHUNK_BYTES (128 * 1024)
 #define CHUNK_ALIGN 16
 /* Software prefetch distance, bytes ahead in each weight row: the hardware
- * streamers follow one sequential stream per row well, but the prefetch
- * covers the start of the next rows where a streamer has to restart. */
+ * streamers follow each row's sequential stream; the prefetch is meant for
+ * the start of the next rows, where a streamer restarts (its gain alone was
+ * not measured: the loaded machine's noise was larger). */
 #define PF_BYTES 512
 
 /* The store: bias, activation, scale, residual, as ct_ref_matmul orders

@@ -183,28 +183,39 @@ T256 INL void rows256(const gemv_job *j, int n0, int n1, const int M, const int 
 }
 
 /* ---- plain C --------------------------------------------------------------
- * One weight row at a time; the row (≤ 16 KB) stays in L1 for the M dot
- * products after the first, so it too is read from memory once. */
-static inline void rows_plain(const gemv_job *j, int n0, int n1, const int M, const int dt) {
-    const size_t K = (size_t)j->K;
-    for (int n = n0; n < n1; n++)
+ * One weight row at a time, 16 weights at a time: widened once into a local
+ * block and multiplied into all M rows, each with 16 partial sums (lanes
+ * the compiler maps onto several vector registers, so the adds do not wait
+ * on one another). */
+#define PLAIN_LANES 16
+
+static inline void row_plain(const gemv_job *j, int n, const int M, const int dt) {
+    const size_t K = (size_t)j->K, off = (size_t)n * K;
+    float acc[CT_GEMV_MAX_M][PLAIN_LANES] = {{0}};
+    size_t k = 0;
+    for (; k + PLAIN_LANES <= K; k += PLAIN_LANES) {
+        float wf[PLAIN_LANES];
+        if (dt == CT_DTYPE_F32)
+            for (int u = 0; u < PLAIN_LANES; u++) wf[u] = ((const float *)j->w)[off + k + u];
+        else if (dt == CT_DTYPE_BF16)
+            for (int u = 0; u < PLAIN_LANES; u++) wf[u] = ct_bf16_to_f32(((const uint16_t *)j->w)[off + k + u]);
+        else
+            for (int u = 0; u < PLAIN_LANES; u++) wf[u] = ct_f16_to_f32(((const uint16_t *)j->w)[off + k + u]);
         for (int m = 0; m < M; m++) {
-            const float *xm = j->x + (size_t)m * K;
-            float dot = 0.0f;
-            if (dt == CT_DTYPE_F32) {
-                const float *wr = (const float *)j->w + (size_t)n * K;
-#pragma omp simd reduction(+ : dot)
-                for (size_t k = 0; k < K; k++) dot += xm[k] * wr[k];
-            } else if (dt == CT_DTYPE_BF16) {
-                const uint16_t *wr = (const uint16_t *)j->w + (size_t)n * K;
-#pragma omp simd reduction(+ : dot)
-                for (size_t k = 0; k < K; k++) dot += xm[k] * ct_bf16_to_f32(wr[k]);
-            } else {
-                const uint16_t *wr = (const uint16_t *)j->w + (size_t)n * K;
-                for (size_t k = 0; k < K; k++) dot += xm[k] * ct_f16_to_f32(wr[k]);
-            }
-            store(j, m, n, dot);
+            const float *xm = j->x + (size_t)m * K + k;
+            for (int u = 0; u < PLAIN_LANES; u++) acc[m][u] += xm[u] * wf[u];
         }
+    }
+    for (int m = 0; m < M; m++) {
+        float dot = 0.0f;
+        for (int u = 0; u < PLAIN_LANES; u++) dot += acc[m][u];
+        for (size_t t = k; t < K; t++) dot += j->x[(size_t)m * K + t] * weight_at(j->w, off + t, dt);
+        store(j, m, n, dot);
+    }
+}
+
+static inline void rows_plain(const gemv_job *j, int n0, int n1, const int M, const int dt) {
+    for (int n = n0; n < n1; n++) row_plain(j, n, M, dt);
 }
 
 /* ---- dispatch: one instance per (level, dtype, M) ------------------------- */

@@ -14,6 +14,18 @@
 
 static size_t fbytes(size_t n) { return (n * sizeof(float) + 2 * CT_ARENA_ALIGN) / CT_ARENA_ALIGN * CT_ARENA_ALIGN; }
 
+static size_t tensor_bytes(const ct_tensor *t) { return (size_t)ct_tensor_numel(t) * ct_dtype_size(t->dtype); }
+
+size_t ct_decoder_weight_bytes(const ct_asr_weights *w) {
+    size_t n = tensor_bytes(&w->head_w);
+    for (int l = 0; l < w->hp.dec_layers; l++) {
+        const ct_dec_layer *L = &w->dec[l];
+        n += tensor_bytes(&L->sq_w) + tensor_bytes(&L->sk_w) + tensor_bytes(&L->sv_w) + tensor_bytes(&L->so_w) +
+             tensor_bytes(&L->cq_w) + tensor_bytes(&L->co_w) + tensor_bytes(&L->fc1_w) + tensor_bytes(&L->fc2_w);
+    }
+    return n;
+}
+
 size_t ct_decoder_state_bytes(const ct_asr_hparams *hp, int B, int Tenc, int Smax) {
     size_t d = (size_t)hp->d_dec, L = (size_t)hp->dec_layers;
     return 2 * L * fbytes((size_t)B * Tenc * d) + 2 * L * fbytes((size_t)B * Smax * d) +

@@ -21,6 +21,11 @@ typedef struct ct_decoder_state {
     int32_t *positions; /* (slots · Smax) host scratch for a step's positions */
 } ct_decoder_state;
 
+/* Bytes of weights one decoding step multiplies by (every layer's self q, k,
+ * v, o, cross q, o, both FFN matrices, and the head): the step's memory
+ * traffic floor, as the cross K/V are made once per batch. */
+size_t ct_decoder_weight_bytes(const ct_asr_weights *w);
+
 size_t ct_decoder_state_bytes(const ct_asr_hparams *hp, int B, int Tenc, int Smax);
 size_t ct_decoder_step_bytes(const ct_asr_hparams *hp, int n, int S, int Tenc, int Smax, int threads);
 

@@ -3,6 +3,7 @@
  * against a literal pad/view/slice transcription of the reference code, and
  * bf16/f16 weight handling. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,38 @@ static void test_decoder_attention(void **state) {
     assert_true(cache[(1 * 4 + 1) * 3 + 0] == 1.0f && cache[(1 * 4 + 2) * 3 + 2] == 6.0f);
     assert_true(cache[(0 * 4 + 1) * 3 + 0] == 7.0f && cache[(0 * 4 + 0) * 3 + 0] == 0.0f);
     CT_ASSERT_STATUS(ct_ref_kv_write(f->ref, cache, src, slot, 2, 2, 3, 4, 3), CT_ERR_INVALID_ARG);
+}
+
+/* Decoding steps (one query per row) with enough keys to be split across
+ * threads: 1, 2 and 3 threads, rows with fewer keys than threads (0, 1, 2)
+ * and with all of them; against the reference. */
+static void test_decoder_attention_split(void **state) {
+    fixture *f = *state;
+    const int H = 4, Dh = 64, D = H * Dh, Tenc = 300, Smax = 300, slots = 5;
+    int slot[4] = {3, 0, 4, 1}, enc_len[5] = {300, 0, 7, 1, 2};
+    float *kc = rnd((size_t)slots * Smax * D), *vc = rnd((size_t)slots * Smax * D);
+    float *ek = rnd((size_t)slots * Tenc * D), *ev = rnd((size_t)slots * Tenc * D);
+    float *q = rnd((size_t)4 * D), *o1 = rnd((size_t)4 * D), *o2 = rnd((size_t)4 * D);
+    const int saved = omp_get_max_threads();
+    for (int th = 1; th <= 3; th++) {
+        omp_set_num_threads(th);
+        for (int n = 1; n <= 4; n += 3)
+            for (int pos0 = 0; pos0 < Smax; pos0 += 289) { /* 1 key, 290 keys */
+                CT_ASSERT_OK(ct_ref_attn_causal(f->ref, o1, q, kc, vc, slot, n, 1, pos0, Smax, H, Dh, &f->ws));
+                CT_ASSERT_OK(f->fast->ops->attn_causal(f->fast, o2, q, kc, vc, slot, n, 1, pos0, Smax, H, Dh, &f->ws));
+                CHECK_CLOSE(o2, o1, (size_t)n * D, 1e-5);
+            }
+        for (int big = 1; big >= 0; big--) { /* slot 3 (row 0): all 300 frames, then 1 */
+            enc_len[3] = big ? 300 : 1;
+            CT_ASSERT_OK(ct_ref_attn_cross(f->ref, o1, q, ek, ev, slot, enc_len, 4, 1, Tenc, H, Dh, &f->ws));
+            CT_ASSERT_OK(f->fast->ops->attn_cross(f->fast, o2, q, ek, ev, slot, enc_len, 4, 1, Tenc, H, Dh, &f->ws));
+            CHECK_CLOSE(o2, o1, (size_t)4 * D, 1e-5);
+            for (int d = 0; d < D; d++) assert_true(o2[(size_t)3 * D + d] == 0.0f); /* row 3, slot 1: no frames */
+        }
+    }
+    omp_set_num_threads(saved);
+    assert_int_equal(f->ws.used, 0);
+    free(kc), free(vc), free(ek), free(ev), free(q), free(o1), free(o2);
 }
 
 static void test_convs_and_elementwise(void **state) {
@@ -455,6 +488,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_known_values),
         cmocka_unit_test(test_attn_relpos),
         cmocka_unit_test(test_decoder_attention),
+        cmocka_unit_test(test_decoder_attention_split),
         cmocka_unit_test(test_convs_and_elementwise),
         cmocka_unit_test(test_positions_embed_argmax),
         cmocka_unit_test(test_fast_expf),

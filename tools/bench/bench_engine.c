@@ -20,7 +20,9 @@
 #include <sys/resource.h>
 
 #include "asr/asr.h"
+#include "asr/decoder.h"
 #include "asr/encoder.h"
+#include "compute/cpu/cpu_membw.h"
 #include "core/fs.h"
 
 static double peak_rss_gb(void) {
@@ -156,6 +158,13 @@ int main(int argc, char **argv) {
     double gemm_cpu1, gemm1 = sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu1);
     double gemm = gemm0 > gemm1 ? gemm0 : gemm1, gemm_cpu = gemm_cpu0 > gemm_cpu1 ? gemm_cpu0 : gemm_cpu1;
     double audio = seconds * batch;
+    /* the decoder's floor: one step reads its weights once (1 GB buffer,
+     * far above the last-level cache), measured with the run's threads;
+     * after the peak RSS of the model run is taken, which it would raise */
+    const double peak_rss = peak_rss_gb();
+    const int nth = threads > 0 ? threads : omp_get_max_threads();
+    double bw_cpu, bw = ct_cpu_read_bandwidth((size_t)1 << 30, nth, 3, ct_cpu_isa_best(), &bw_cpu);
+    double dec_bound = (double)ct_decoder_weight_bytes(w) / (bw * 1e9);
     printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
            dtype, (double)w->bytes / 1e9, threads > 0 ? threads : omp_get_max_threads(), batch, seconds, tokens);
     printf("load %.2f s; mel %.3f s, encoder %.3f s, decoder %.3f s, total %.3f s; RTFx %.2f\n", t_load, mel, enc, dec,
@@ -165,13 +174,17 @@ int main(int argc, char **argv) {
     printf("sgemm before/after the run %.1f / %.1f GFLOP/s; per CPU-second: encoder %.1f, sgemm %.1f GFLOP "
            "(encoder at %.0f%%; robust to other load); CPU s: encoder %.1f, decoder %.1f\n",
            gemm0, gemm1, flops / enc_cpu / 1e9, gemm_cpu, 100.0 * flops / enc_cpu / 1e9 / gemm_cpu, enc_cpu, dec_cpu);
+    printf("decoder weights %.1f MB per step; read bandwidth %.2f GB/s (per CPU-second x threads %.2f): bound %.2f "
+           "ms/token; decoder %.2fx the bound (its time includes the prompt step and the cross K/V)\n",
+           ct_decoder_weight_bytes(w) / 1e6, bw, bw_cpu, dec_bound * 1e3, dec / tokens / dec_bound);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
-           arena / 1e6, peak_rss_gb(), rss_after_load);
+           arena / 1e6, peak_rss, rss_after_load);
     printf("{\"device\":\"%s\",\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
            "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
-           "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f}\n",
+           "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f,"
+           "\"read_gbs\":%.2f,\"read_gbs_per_cpu\":%.2f,\"decoder_bound_ms\":%.3f}\n",
            device, dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
-           flops / enc_cpu / 1e9, gemm_cpu, peak_rss_gb());
+           flops / enc_cpu / 1e9, gemm_cpu, peak_rss, bw, bw_cpu, dec_bound * 1e3);
     for (int b = 0; b < batch; b++) free(clips[b]);
     free(clips), free(ns);
     ct_asr_free(asr);

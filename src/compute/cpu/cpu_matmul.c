@@ -1,47 +1,19 @@
 /* cpu_matmul.c — dense layers on OpenBLAS sgemm with the epilogue
- * y = residual + alpha·act(x·wᵀ + b). f32 weights go straight to one threaded
- * sgemm; bf16/f16 weights are widened to f32 one block of output features at
- * a time (per thread, from the workspace) so resident memory stays halved. */
+ * y = residual + alpha·act(x·wᵀ + b). Up to CT_GEMV_MAX_M rows (decoding) go
+ * to the GEMV kernels (cpu_gemv.c); otherwise f32 weights go straight to one
+ * threaded sgemm, and bf16/f16 weights are widened to f32 one block of output
+ * features at a time (per thread, from the workspace) so resident memory
+ * stays halved. */
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_gemv.h"
 #include "compute/cpu/cpu_math.h"
 #include "compute/ref/ops_ref.h"
 
 #define CT_WBLOCK 64   /* output features widened per tile (64 × K floats) */
-#define CT_SMALL_M 4   /* up to this many rows (decoding): GEMV, no packing */
-
-/* y[m][n] (= or +=) alpha · dot(x[m], w[n]) for a few rows m: each weight row
- * is read (and, for bf16/f16, widened into a per-thread buffer) once for all
- * rows. sgemm would pack the whole weight matrix for every call, which costs
- * more than the product when M is 1. y (M,N) with row stride N. */
-static void small_m(float *y, const float *x, const ct_tensor *w, float alpha, float beta, int M, int N, int K,
-                    float *rows_buf, int nth) {
-    const int f32 = w->dtype == CT_DTYPE_F32;
-    /* 2·CT_PAR_MIN: the decoder's d×d projections (1 M weights, ~4 MB read
-     * per token) are worth two threads (13 % faster decoding, PERFORMANCE.md) */
-#pragma omp parallel for schedule(static) num_threads(nth) if ((size_t)N * K > 2 * CT_PAR_MIN)
-    for (int n = 0; n < N; n++) {
-        const float *wr;
-        if (f32) {
-            wr = (const float *)w->data + (size_t)n * K;
-        } else {
-            float *tmp = rows_buf + (size_t)omp_get_thread_num() * K;
-            ct_widen_half(tmp, (const uint16_t *)w->data + (size_t)n * K, (size_t)K, w->dtype == CT_DTYPE_BF16);
-            wr = tmp;
-        }
-        for (int m = 0; m < M; m++) {
-            const float *xm = x + (size_t)m * K;
-            float acc = 0.0f;
-#pragma omp simd reduction(+ : acc)
-            for (int k = 0; k < K; k++) acc += xm[k] * wr[k];
-            float *out = y + (size_t)m * N + n;
-            *out = beta != 0.0f ? *out + alpha * acc : alpha * acc;
-        }
-    }
-}
 
 /* One tile of CT_WBLOCK output features with half-precision weights: widen
  * the tile's weight rows into `tile` (CT_WBLOCK × K floats) and multiply.
@@ -79,19 +51,16 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     if (residual == y && act != CT_ACT_NONE)
         return ct_fail(CT_ERR_INVALID_ARG, "matmul: residual aliases y with an activation");
     if (M == 0 || N == 0) return CT_OK;
+    /* Decoding: a few rows, memory-bound; the GEMV kernels read each weight
+     * once for all rows and apply the whole epilogue as they store. */
+    if (M <= CT_GEMV_MAX_M && (w->dtype == CT_DTYPE_F32 || w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16))
+        return ct_gemv(ct_cpu_isa_best(), omp_get_max_threads(), y, x, w, b, residual, alpha, act, M, N, K);
     /* With a residual and no activation, accumulate into y (beta = 1). */
     int accumulate = residual && act == CT_ACT_NONE;
     if (accumulate && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
     float gemm_alpha = accumulate ? alpha : 1.0f;
     float beta = accumulate ? 1.0f : 0.0f;
-    if (M <= CT_SMALL_M && (w->dtype == CT_DTYPE_F32 || w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16)) {
-        int nth = omp_get_max_threads();
-        size_t mark = ct_arena_mark(ws);
-        float *rows = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * K);
-        if (!rows) return CT_ERR_OOM;
-        small_m(y, x, w, gemm_alpha, beta, M, N, K, rows, nth);
-        ct_arena_rewind(ws, mark);
-    } else if (w->dtype == CT_DTYPE_F32) {
+    if (w->dtype == CT_DTYPE_F32) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, gemm_alpha, x, K, w->data, K, beta, y, N);
     } else if (w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16) {
         int nth = omp_get_max_threads();

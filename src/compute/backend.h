@@ -165,6 +165,14 @@ struct ct_backend {
 typedef struct ct_backend_options {
     int threads;      /* CPU threads (0: OpenMP default) */
     int device_index; /* CUDA device */
+    /* cpu: the highest CPU feature level the matrix products may use
+     * (CT_ISA_* in compute/cpu/cpu_features.h; 0 = all the CPU has).
+     * CT_ISA_BASELINE forces today's OpenBLAS path on any machine. */
+    int isa_limit;
+    /* cpu: bf16 weights through oneDNN's bf16 matmul: 0 = where the CPU
+     * multiplies bf16 natively, 1 = always (emulated elsewhere: tests),
+     * -1 = never. */
+    int dnnl_bf16;
 } ct_backend_options;
 
 ct_backend_options ct_backend_default_options(void);

@@ -1,14 +1,21 @@
 /* backend_cpu.c — the CPU backends: host memory, no stream, and two op
  * tables: "cpu-ref" (every op the plain reference) and "cpu" (fast paths for
- * the heavy ops, reference for the rest). */
+ * the heavy ops, reference for the rest); the matrix products' dispatch by
+ * CPU features (cpu_state.h) is decided here, once per backend. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "compute/cpu/blas_budget.h"
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/ref/ops_ref.h"
+
+/* f32 weights through oneDNN instead of OpenBLAS sgemm: off, by measurement
+ * on the encoder's shapes (docs/PERFORMANCE.md, "oneDNN against OpenBLAS"). */
+#define CT_DNNL_F32 0
 
 static ct_status cpu_alloc(ct_backend *be, size_t bytes, void **ptr) {
     *ptr = NULL;
@@ -38,9 +45,14 @@ static ct_status cpu_memory_info(ct_backend *be, size_t *free_b, size_t *total_b
     return CT_OK;
 }
 static int cpu_supports_weight(ct_backend *be, ct_dtype t) {
-    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16;
+    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8;
 }
-static void cpu_destroy(ct_backend *be) { free(be); }
+static void cpu_destroy(ct_backend *be) {
+    ct_cpu_state *st = be->impl;
+    if (st) ct_dnnl_free(st->dnnl);
+    free(st);
+    free(be);
+}
 
 #define CT_CPU_COMMON                                                                           \
     .version = CT_BACKEND_VERSION, .alloc = cpu_alloc, .free = cpu_free, .to_device = cpu_copy, \
@@ -101,6 +113,27 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     if (!be) return ct_fail(CT_ERR_OOM, "cpu backend");
     be->ops = ops;
     be->threads = opts->threads;
+    ct_cpu_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        free(be);
+        return ct_fail(CT_ERR_OOM, "cpu backend");
+    }
+    be->impl = st;
+    const ct_cpu_features *f = ct_cpu_features_get();
+    st->level = ct_cpu_isa_level(f);
+    if (opts->isa_limit > 0 && opts->isa_limit < st->level) st->level = opts->isa_limit;
+    st->vnni512 = st->level >= CT_ISA_VNNI && f->avx512_vnni;
+    st->vnni256 = st->level >= CT_ISA_VNNI && f->avx_vnni && !f->avx512_vnni;
+    /* oneDNN is only worth its start-up where it brings something: int8 on
+     * VNNI, bf16 natively (or forced), f32 if measured faster */
+    int bf16 = opts->dnnl_bf16 > 0 || (opts->dnnl_bf16 == 0 && st->level >= CT_ISA_BF16);
+    if (opts->isa_limit == CT_ISA_BASELINE) bf16 = 0;
+    const int want = st->level >= CT_ISA_VNNI || bf16 || CT_DNNL_F32;
+    if (ops == &cpu_fast_ops && want && ct_dnnl_built() && opts->isa_limit != CT_ISA_BASELINE) {
+        if (ct_dnnl_create(&st->dnnl) != CT_OK) st->dnnl = NULL; /* keep OpenBLAS */
+    }
+    st->dnnl_bf16 = st->dnnl && bf16;
+    st->dnnl_f32 = st->dnnl && CT_DNNL_F32;
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);
     /* The fast ops call cblas from every OpenMP thread at once (attention)
@@ -110,10 +143,26 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     if (ops == &cpu_fast_ops) {
         ct_status s = ct_blas_reserve(omp_get_max_threads() + 1);
         if (s != CT_OK) {
-            free(be);
+            cpu_destroy(be);
             return ct_fail_wrap(s, "cpu backend");
         }
     }
     *out = be;
     return CT_OK;
+}
+
+void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap) {
+    const ct_cpu_state *st = be ? ct_cpu_state_of(be) : NULL;
+    char feats[160];
+    ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
+    if (!st || be->ops != &cpu_fast_ops) {
+        snprintf(buf, (size_t)cap, "reference loops (cpu features: %s)", feats);
+        return;
+    }
+    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
+             feats,
+             st->vnni512 ? (st->dnnl ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
+             : st->vnni256 && st->dnnl ? "oneDNN u8s8 (AVX-VNNI)"
+                                       : "widened to f32 (no VNNI)",
+             st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS", st->dnnl_f32 ? "oneDNN" : "OpenBLAS");
 }

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_int8.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/quant.h"
 #include "compute/ref/ops_ref.h"
 
 #define CT_WBLOCK 64   /* output features widened per tile (64 × K floats) */
@@ -79,6 +81,11 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     if (residual == y && act != CT_ACT_NONE)
         return ct_fail(CT_ERR_INVALID_ARG, "matmul: residual aliases y with an activation");
     if (M == 0 || N == 0) return CT_OK;
+    /* int8 weights, and oneDNN where the backend chose it (cpu_int8.c,
+     * cpu_matmul_dnnl.c); everything else stays on OpenBLAS below */
+    if (w->dtype == CT_DTYPE_Q8) return ct_cpu_matmul_q8(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    if (M > CT_SMALL_M && ct_cpu_dnnl_takes(be, w->dtype))
+        return ct_cpu_matmul_dnnl(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
     /* With a residual and no activation, accumulate into y (beta = 1). */
     int accumulate = residual && act == CT_ACT_NONE;
     if (accumulate && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
@@ -133,7 +140,10 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
     if (w->dtype != CT_DTYPE_F32) {
         float *wf = ct_arena_alloc(ws, sizeof(float) * (size_t)Co * Ci);
         if (!wf) return CT_ERR_OOM;
-        CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
+        if (w->dtype == CT_DTYPE_Q8)
+            for (int o = 0; o < Co; o++) ct_q8_dequantize_row(wf + (size_t)o * Ci, w, o);
+        else
+            CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
         W = wf;
     }
     for (int bb = 0; bb < B; bb++) {

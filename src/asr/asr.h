@@ -27,8 +27,10 @@
 
 typedef struct ct_asr_options {
     const char *device;    /* "cpu" (default), "cpu-ref", "cuda" (the whole-model GPU engine) */
-    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16; "cuda": BF16 only */
+    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16, CT_DTYPE_Q8 (int8,
+                              CPU only: weights.h says which layers stay in float); "cuda": BF16 only */
     int threads;           /* 0: OpenMP default */
+    int isa_limit, dnnl_bf16; /* cpu: ct_backend_options' dispatch caps (tests, benchmarks); 0: none */
 } ct_asr_options;
 
 ct_asr_options ct_asr_default_options(void);

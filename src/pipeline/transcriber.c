@@ -125,7 +125,9 @@ static const char *device_name(ct_device d) { return d == CT_DEVICE_CUDA ? "cuda
 ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev, ct_precision *prec) {
     ct_device d = o->device;
     if (d == CT_DEVICE_MPS) return ct_fail(CT_ERR_UNSUPPORTED, "device mps is not supported: use cpu or cuda");
-    if (d == CT_DEVICE_AUTO) d = ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA : CT_DEVICE_CPU;
+    if (d == CT_DEVICE_AUTO) /* int8 is a CPU path: auto picks the CPU for it */
+        d = o->dtype != CT_PRECISION_INT8 && ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA
+                                                                                               : CT_DEVICE_CPU;
     ct_error_clear();
     /* asked for by name: refused now, before any file is looked at */
     if (d == CT_DEVICE_CUDA && o->device == CT_DEVICE_CUDA) {
@@ -151,7 +153,8 @@ const char *ct_pipe_dtype_name(ct_precision p) {
 }
 
 static ct_dtype weight_dtype(ct_precision p) {
-    return p == CT_PRECISION_BF16 ? CT_DTYPE_BF16 : p == CT_PRECISION_FP16 ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    return p == CT_PRECISION_BF16 ? CT_DTYPE_BF16 : p == CT_PRECISION_FP16 ? CT_DTYPE_F16
+           : p == CT_PRECISION_INT8 ? CT_DTYPE_Q8 : CT_DTYPE_F32;
 }
 
 /* The model's identity without loading it (contract keys, skip checks): the

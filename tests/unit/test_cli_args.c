@@ -267,7 +267,7 @@ typedef struct mini {
     const char *model;
 } mini;
 
-static const ct_arg_choice MODES[] = {{"word", 1}, {"segment", 0}};
+static const ct_arg_choice MODES[] = {{"word", 1, 0}, {"segment", 0, 0}};
 static const ct_arg_option MINI_OPTS[] = {
     {"--mode", NULL, "MODE", "Mode.", NULL, CT_ARG_CHOICE, offsetof(mini, mode), 0, 0, MODES, 2, "segment", NULL, 0},
     {"--model-access", NULL, NULL, "Check the model.", NULL, CT_ARG_FLAG, offsetof(mini, access), 0, 1, NULL, 0,

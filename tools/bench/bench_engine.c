@@ -3,7 +3,7 @@
  * (EOS ignored), and measures OpenBLAS sgemm in the same run so the encoder's
  * achieved GFLOP/s can be compared with what the machine's GEMM reaches.
  *
- *   bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch 1] [--seconds 30]
+ *   bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch 1] [--seconds 30]
  *                [--tokens 100] [--runs 1] [--threads 0]
  *
  * Prints one human-readable report and one JSON line (for docs/PERFORMANCE.md).
@@ -88,13 +88,16 @@ int main(int argc, char **argv) {
         }
     }
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
-        fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--seconds S<=35] "
+        fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
                         "[--tokens N] [--runs R] [--threads N]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
-    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    o.weight_dtype = !strcmp(dtype, "bf16")   ? CT_DTYPE_BF16
+                     : !strcmp(dtype, "fp16") ? CT_DTYPE_F16
+                     : !strcmp(dtype, "int8") ? CT_DTYPE_Q8
+                                              : CT_DTYPE_F32;
     double t_load = ct_now();
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {

@@ -38,6 +38,10 @@ static inline const int32_t *ct_q8_rowsums(const ct_tensor *w) {
  * Returns the index of the first NaN/infinity in it, or -1 (then q is
  * all zero). */
 int64_t ct_q8_quantize_row(int8_t *q, float *scale, int32_t *rowsum, const void *src, ct_dtype src_dtype, int64_t K);
+/* The plain-loop definition (ct_q8_quantize_row takes AVX-512 where the
+ * CPU has it; tests compare the two bit for bit). */
+int64_t ct_q8_quantize_row_ref(int8_t *q, float *scale, int32_t *rowsum, const void *src, ct_dtype src_dtype,
+                               int64_t K);
 
 /* A host-backend Q8 tensor (N,K) from src (N·K elements), rows in parallel,
  * the NaN/infinity scan in the same pass: *bad_at = first bad element or -1

@@ -104,6 +104,39 @@ static void test_weight_round_trip(void **state) {
     free(back), free(w);
 }
 
+/* The AVX-512 row quantiser gives the reference's bits: f32 and bf16
+ * sources, odd lengths (masked tails), an unaligned source. */
+static void test_weight_row_kernels(void **state) {
+    (void)state;
+    const int Ks[] = {1, 15, 16, 17, 1000, 1280, 5121};
+    for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
+        const int K = Ks[ki];
+        float *w = rnd((size_t)K + 1);
+        unsigned char *raw = malloc(4 * (size_t)K + 8);
+        for (int dt = 0; dt < 2; dt++)
+            for (int off = 0; off < 2; off++) {
+                unsigned char *src = raw + (dt == 0 ? 4 * off : off); /* bf16 at an odd address */
+                if (dt == 0) memcpy(src, w, 4 * (size_t)K);
+                else
+                    for (int k = 0; k < K; k++) {
+                        uint16_t h = ct_f32_to_bf16(w[k] * 3.0f);
+                        memcpy(src + 2 * k, &h, 2);
+                    }
+                const ct_dtype t = dt == 0 ? CT_DTYPE_F32 : CT_DTYPE_BF16;
+                int8_t *q1 = malloc((size_t)K), *q2 = malloc((size_t)K);
+                float s1, s2;
+                int32_t r1, r2;
+                assert_int_equal(ct_q8_quantize_row_ref(q1, &s1, &r1, src, t, K), -1);
+                assert_int_equal(ct_q8_quantize_row(q2, &s2, &r2, src, t, K), -1);
+                assert_memory_equal(q1, q2, (size_t)K);
+                assert_memory_equal(&s1, &s2, sizeof s1);
+                assert_int_equal(r1, r2);
+                free(q1), free(q2);
+            }
+        free(raw), free(w);
+    }
+}
+
 static void test_weight_non_finite(void **state) {
     fixture *f = *state;
     const int N = 300, K = 300; /* parallel rows */
@@ -318,7 +351,8 @@ static void test_dispatch_levels(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_weight_round_trip),  cmocka_unit_test(test_weight_non_finite),
+        cmocka_unit_test(test_weight_round_trip),  cmocka_unit_test(test_weight_row_kernels),
+        cmocka_unit_test(test_weight_non_finite),
         cmocka_unit_test(test_activation_round_trip), cmocka_unit_test(test_gemv_vnni_exact),
         cmocka_unit_test(test_matmul_vs_reference), cmocka_unit_test(test_matmul_vs_float),
         cmocka_unit_test(test_chunked_rows),       cmocka_unit_test(test_bf16_dispatch),

@@ -13,9 +13,10 @@
 #include "compute/cpu/cpu_state.h"
 #include "compute/ref/ops_ref.h"
 
-/* f32 weights through oneDNN instead of OpenBLAS sgemm: off, by measurement
- * on the encoder's shapes (docs/PERFORMANCE.md, "oneDNN against OpenBLAS"). */
-#define CT_DNNL_F32 0
+/* f32 weights through oneDNN (brgemm) instead of OpenBLAS sgemm for M > 4
+ * rows: faster on every encoder shape measured (docs/PERFORMANCE.md,
+ * "oneDNN against OpenBLAS"). */
+#define CT_DNNL_F32 1
 
 static ct_status cpu_alloc(ct_backend *be, size_t bytes, void **ptr) {
     *ptr = NULL;

@@ -91,38 +91,41 @@ void ct_int8_gemv_vnni512(int32_t *acc, const uint8_t *u, const int8_t *q, int M
 }
 #endif
 
-/* y[m] = alpha·act(s[m]·scale·(acc − z[m]·rowsum) + b) + residual[m] over
- * rows; acc may be y itself (each element is read before it is written). */
+/* One row: y = alpha·act(s·scale·(acc − z·rowsum) + b) + residual; acc may
+ * be y itself (each element is read before it is written). Cloned for
+ * AVX-512 and AVX2 (picked at load by the CPU): the same operations at a
+ * wider vector, so every clone gives the same bits. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+epilogue_row(float *yr, const int32_t *ar, float sm, int32_t zm, const float *scale, const int32_t *rowsum,
+             const float *b, const float *rr, float alpha, int act, int N) {
+    if (act == CT_ACT_SILU) {
+#pragma omp simd
+        for (int n = 0; n < N; n++) {
+            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
+            yr[n] = alpha * ct_fast_silu(v) + (rr ? rr[n] : 0.0f);
+        }
+    } else if (act == CT_ACT_RELU) {
+#pragma omp simd
+        for (int n = 0; n < N; n++) {
+            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
+            yr[n] = alpha * (v > 0.0f ? v : 0.0f) + (rr ? rr[n] : 0.0f);
+        }
+    } else {
+#pragma omp simd
+        for (int n = 0; n < N; n++) {
+            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
+            yr[n] = alpha * v + (rr ? rr[n] : 0.0f);
+        }
+    }
+}
+
 static void dequant_epilogue(float *y, const int32_t *acc, const float *s, const int32_t *z, const float *scale,
                              const int32_t *rowsum, const float *b, const float *residual, float alpha, ct_act act,
                              int M, int N) {
 #pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
-    for (int m = 0; m < M; m++) {
-        const int32_t *ar = acc + (size_t)m * N;
-        float *yr = y + (size_t)m * N;
-        const float *rr = residual ? residual + (size_t)m * N : NULL;
-        const float sm = s[m];
-        const int32_t zm = z[m];
-        if (act == CT_ACT_SILU) {
-#pragma omp simd
-            for (int n = 0; n < N; n++) {
-                float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-                yr[n] = alpha * ct_fast_silu(v) + (rr ? rr[n] : 0.0f);
-            }
-        } else if (act == CT_ACT_RELU) {
-#pragma omp simd
-            for (int n = 0; n < N; n++) {
-                float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-                yr[n] = alpha * (v > 0.0f ? v : 0.0f) + (rr ? rr[n] : 0.0f);
-            }
-        } else {
-#pragma omp simd
-            for (int n = 0; n < N; n++) {
-                float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-                yr[n] = alpha * v + (rr ? rr[n] : 0.0f);
-            }
-        }
-    }
+    for (int m = 0; m < M; m++)
+        epilogue_row(y + (size_t)m * N, acc + (size_t)m * N, s[m], z[m], scale, rowsum, b,
+                     residual ? residual + (size_t)m * N : NULL, alpha, (int)act, N);
 }
 
 enum { WBLOCK = 64 }; /* weight rows widened per tile in the fallback */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "align/align.h"
+#include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
 #include "pipeline/asr_run.h"
 #include "pipeline/options.h"
@@ -141,6 +142,10 @@ ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev
     /* the GPU engine computes in bf16, which every device it supports has (sm_90) */
     CT_TRY(ct_options_check_device(o, d, 1));
     *dev = d, *prec = ct_options_dtype(o, d, 1);
+    if (d == CT_DEVICE_CPU && o->dtype == CT_PRECISION_AUTO) { /* ours: the CPU's features decide */
+        const char *why;
+        *prec = ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? CT_PRECISION_BF16 : CT_PRECISION_FP32;
+    }
     return CT_OK;
 }
 
@@ -148,6 +153,7 @@ const char *ct_pipe_dtype_name(ct_precision p) {
     switch (p) {
     case CT_PRECISION_BF16: return "bf16";
     case CT_PRECISION_FP16: return "fp16";
+    case CT_PRECISION_INT8: return "int8";
     default: return "fp32";
     }
 }

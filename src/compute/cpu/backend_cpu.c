@@ -108,6 +108,59 @@ static const ct_backend_ops cpu_fast_ops = {
 const ct_backend_ops *ct_cpu_ref_ops(void) { return &cpu_ref_ops; }
 const ct_backend_ops *ct_cpu_fast_ops(void) { return &cpu_fast_ops; }
 
+/* st's decisions in one line; planned: as if the oneDNN context it asks
+ * for exists (a plan), else as the backend has it. */
+static void describe(const ct_cpu_state *st, int planned, char *buf, int cap) {
+    char feats[160];
+    ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
+    const int dnnl = planned ? st->dnnl_wanted : st->dnnl != NULL;
+    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
+             feats,
+             st->vnni512 ? (dnnl ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
+             : st->vnni256 && dnnl ? "oneDNN u8s8 (AVX-VNNI)"
+                                   : "widened to f32 (no VNNI)",
+             st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
+             st->dnnl_f32 ? "oneDNN (rows > 4), OpenBLAS GEMV" : "OpenBLAS");
+}
+
+/* The dispatch decisions from the CPU's features and the options, before
+ * any oneDNN context exists (doctor describes them without a backend). */
+static void plan(const ct_backend_options *opts, ct_cpu_state *st) {
+    const ct_cpu_features *f = ct_cpu_features_get();
+    st->level = ct_cpu_isa_level(f);
+    if (opts->isa_limit > 0 && opts->isa_limit < st->level) st->level = opts->isa_limit;
+    st->vnni512 = st->level >= CT_ISA_VNNI && f->avx512_vnni;
+    st->vnni256 = st->level >= CT_ISA_VNNI && f->avx_vnni && !f->avx512_vnni;
+    /* oneDNN only where it brings something: int8 on VNNI, bf16 natively
+     * (or forced), f32 where it measured faster; never at the baseline */
+    int bf16 = opts->dnnl_bf16 > 0 || (opts->dnnl_bf16 == 0 && st->level >= CT_ISA_BF16);
+    const int base = opts->isa_limit == CT_ISA_BASELINE;
+    st->dnnl_wanted = ct_dnnl_built() && !base && (st->level >= CT_ISA_VNNI || bf16 || CT_DNNL_F32);
+    st->dnnl_bf16 = st->dnnl_wanted && bf16;
+    st->dnnl_f32 = st->dnnl_wanted && CT_DNNL_F32;
+}
+
+ct_dtype ct_cpu_auto_dtype(const char **why) {
+    ct_backend_options o = ct_backend_default_options();
+    ct_cpu_state st = {0};
+    plan(&o, &st);
+    if (st.dnnl_bf16) {
+        *why = "the CPU multiplies bf16 natively (AVX512-BF16/AMX) through oneDNN, within the 1e-2 bf16 bound of fp32";
+        return CT_DTYPE_BF16;
+    }
+    *why = st.level >= CT_ISA_BF16 ? "this build has no oneDNN, so bf16 weights would be widened to fp32 (slower)"
+                                   : "no native bf16 on this CPU: bf16 weights would be widened to fp32 (slower than "
+                                     "fp32), and int8 is outside the 1e-2 bound (opt in with --dtype int8)";
+    return CT_DTYPE_F32;
+}
+
+void ct_cpu_dispatch_plan(char *buf, int cap) {
+    ct_backend_options o = ct_backend_default_options();
+    ct_cpu_state st = {0};
+    plan(&o, &st);
+    describe(&st, 1, buf, cap);
+}
+
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out) {
     ct_backend *be = calloc(1, sizeof *be);
@@ -120,21 +173,11 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
         return ct_fail(CT_ERR_OOM, "cpu backend");
     }
     be->impl = st;
-    const ct_cpu_features *f = ct_cpu_features_get();
-    st->level = ct_cpu_isa_level(f);
-    if (opts->isa_limit > 0 && opts->isa_limit < st->level) st->level = opts->isa_limit;
-    st->vnni512 = st->level >= CT_ISA_VNNI && f->avx512_vnni;
-    st->vnni256 = st->level >= CT_ISA_VNNI && f->avx_vnni && !f->avx512_vnni;
-    /* oneDNN is only worth its start-up where it brings something: int8 on
-     * VNNI, bf16 natively (or forced), f32 if measured faster */
-    int bf16 = opts->dnnl_bf16 > 0 || (opts->dnnl_bf16 == 0 && st->level >= CT_ISA_BF16);
-    if (opts->isa_limit == CT_ISA_BASELINE) bf16 = 0;
-    const int want = st->level >= CT_ISA_VNNI || bf16 || CT_DNNL_F32;
-    if (ops == &cpu_fast_ops && want && ct_dnnl_built() && opts->isa_limit != CT_ISA_BASELINE) {
-        if (ct_dnnl_create(&st->dnnl) != CT_OK) st->dnnl = NULL; /* keep OpenBLAS */
-    }
-    st->dnnl_bf16 = st->dnnl && bf16;
-    st->dnnl_f32 = st->dnnl && CT_DNNL_F32;
+    plan(opts, st);
+    if (ops == &cpu_fast_ops && st->dnnl_wanted && ct_dnnl_create(&st->dnnl) != CT_OK)
+        st->dnnl = NULL; /* keep OpenBLAS */
+    st->dnnl_bf16 = st->dnnl && st->dnnl_bf16;
+    st->dnnl_f32 = st->dnnl && st->dnnl_f32;
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);
     /* The fast ops call cblas from every OpenMP thread at once (attention)
@@ -154,16 +197,11 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
 
 void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap) {
     const ct_cpu_state *st = be ? ct_cpu_state_of(be) : NULL;
-    char feats[160];
-    ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
     if (!st || be->ops != &cpu_fast_ops) {
+        char feats[160];
+        ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
         snprintf(buf, (size_t)cap, "reference loops (cpu features: %s)", feats);
         return;
     }
-    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
-             feats,
-             st->vnni512 ? (st->dnnl ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
-             : st->vnni256 && st->dnnl ? "oneDNN u8s8 (AVX-VNNI)"
-                                       : "widened to f32 (no VNNI)",
-             st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS", st->dnnl_f32 ? "oneDNN" : "OpenBLAS");
+    describe(st, 0, buf, cap);
 }

@@ -10,7 +10,8 @@
  * Conventions for every op:
  * - outputs first, then inputs, weights, sizes; a shape comment per pointer;
  * - activation pointers are float32 in backend memory (host memory on CPU);
- * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it;
+ * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it,
+ *   Q8 int8 rows on the CPU backends;
  *   biases, norms and other small parameters are always f32);
  * - integer side arrays (lengths, ids, slots) are host memory, small;
  * - scratch comes from `ws`, an arena over backend memory that the op rewinds

@@ -108,16 +108,16 @@ static const ct_backend_ops cpu_fast_ops = {
 const ct_backend_ops *ct_cpu_ref_ops(void) { return &cpu_ref_ops; }
 const ct_backend_ops *ct_cpu_fast_ops(void) { return &cpu_fast_ops; }
 
-/* st's decisions in one line; planned: as if the oneDNN context it asks
- * for exists (a plan), else as the backend has it. */
-static void describe(const ct_cpu_state *st, int planned, char *buf, int cap) {
+/* st's decisions in one line (a plan assumes oneDNN has every kernel it
+ * asks for; a backend's state says what its probes found). */
+static void describe(const ct_cpu_state *st, char *buf, int cap) {
     char feats[160];
     ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
-    const int dnnl = planned ? st->dnnl_wanted : st->dnnl != NULL;
+    const int u8s8 = st->dnnl_u8s8;
     snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
              feats,
-             st->vnni512 ? (dnnl ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
-             : st->vnni256 && dnnl ? "oneDNN u8s8 (AVX-VNNI)"
+             st->vnni512 ? (u8s8 ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
+             : st->vnni256 && u8s8 ? "oneDNN u8s8 (AVX-VNNI)"
                                    : "widened to f32 (no VNNI)",
              st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
              st->dnnl_f32 ? "oneDNN (rows > 4), OpenBLAS GEMV" : "OpenBLAS");
@@ -138,6 +138,7 @@ static void plan(const ct_backend_options *opts, ct_cpu_state *st) {
     st->dnnl_wanted = ct_dnnl_built() && !base && (st->level >= CT_ISA_VNNI || bf16 || CT_DNNL_F32);
     st->dnnl_bf16 = st->dnnl_wanted && bf16;
     st->dnnl_f32 = st->dnnl_wanted && CT_DNNL_F32;
+    st->dnnl_u8s8 = st->dnnl_wanted && (st->vnni512 || st->vnni256);
 }
 
 ct_dtype ct_cpu_auto_dtype(const char **why) {
@@ -158,7 +159,7 @@ void ct_cpu_dispatch_plan(char *buf, int cap) {
     ct_backend_options o = ct_backend_default_options();
     ct_cpu_state st = {0};
     plan(&o, &st);
-    describe(&st, 1, buf, cap);
+    describe(&st, buf, cap);
 }
 
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
@@ -176,8 +177,12 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     plan(opts, st);
     if (ops == &cpu_fast_ops && st->dnnl_wanted && ct_dnnl_create(&st->dnnl) != CT_OK)
         st->dnnl = NULL; /* keep OpenBLAS */
-    st->dnnl_bf16 = st->dnnl && st->dnnl_bf16;
-    st->dnnl_f32 = st->dnnl && st->dnnl_f32;
+    /* each product only where oneDNN has a real kernel for it on this CPU
+     * (bf16 needs AVX-512; u8·s8 on AVX-VNNI depends on the version) */
+    st->dnnl_bf16 = st->dnnl && st->dnnl_bf16 && ct_dnnl_probe(st->dnnl, CT_DNNL_BF16) == CT_OK;
+    st->dnnl_f32 = st->dnnl && st->dnnl_f32 && ct_dnnl_probe(st->dnnl, CT_DNNL_F32) == CT_OK;
+    st->dnnl_u8s8 = st->dnnl && st->dnnl_u8s8 && ct_dnnl_probe(st->dnnl, CT_DNNL_U8S8) == CT_OK;
+    ct_error_clear();
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);
     /* The fast ops call cblas from every OpenMP thread at once (attention)
@@ -203,5 +208,5 @@ void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap) {
         snprintf(buf, (size_t)cap, "reference loops (cpu features: %s)", feats);
         return;
     }
-    describe(st, 0, buf, cap);
+    describe(st, buf, cap);
 }

@@ -34,8 +34,8 @@ struct ct_dnnl {
 };
 
 static ct_status dnnl_err(dnnl_status_t s, const char *what) {
-    return ct_fail(s == dnnl_out_of_memory ? CT_ERR_OOM : CT_ERR_INTERNAL, "oneDNN: %s failed (status %d)", what,
-                   (int)s);
+    return ct_fail(s == dnnl_out_of_memory ? CT_ERR_OOM : s == dnnl_unimplemented ? CT_ERR_UNSUPPORTED : CT_ERR_INTERNAL,
+                   "oneDNN: %s failed (status %d)", what, (int)s);
 }
 #define DN_TRY(call, what)                               \
     do {                                                 \
@@ -150,6 +150,19 @@ ct_status ct_dnnl_matmul(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, 
     return st;
 }
 
+ct_status ct_dnnl_probe(ct_dnnl *d, ct_dnnl_kind kind) {
+    pthread_mutex_lock(&d->lock);
+    entry *e;
+    const char *impl = "";
+    ct_status st = lookup(d, kind, 32, 64, 64, &e);
+    if (st == CT_OK && dnnl_primitive_desc_query(e->pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success) impl = "";
+    if (st == CT_OK && (!impl || !strncmp(impl, "ref", 3)))
+        st = ct_fail(CT_ERR_UNSUPPORTED, "oneDNN: only the reference implementation (%s) for this product here",
+                     impl ? impl : "?");
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
 const char *ct_dnnl_impl(ct_dnnl *d, ct_dnnl_kind kind, int M, int N, int K) {
     const char *impl = "";
     pthread_mutex_lock(&d->lock);
@@ -171,6 +184,10 @@ ct_status ct_dnnl_create(ct_dnnl **out) {
 void ct_dnnl_free(ct_dnnl *d) { (void)d; }
 ct_status ct_dnnl_matmul(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, const void *w, int M, int N, int K) {
     (void)d, (void)kind, (void)c, (void)a, (void)w, (void)M, (void)N, (void)K;
+    return ct_fail(CT_ERR_UNSUPPORTED, "this build has no oneDNN");
+}
+ct_status ct_dnnl_probe(ct_dnnl *d, ct_dnnl_kind kind) {
+    (void)d, (void)kind;
     return ct_fail(CT_ERR_UNSUPPORTED, "this build has no oneDNN");
 }
 const char *ct_dnnl_impl(ct_dnnl *d, ct_dnnl_kind kind, int M, int N, int K) {

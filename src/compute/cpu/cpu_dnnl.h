@@ -30,6 +30,11 @@ void ct_dnnl_free(ct_dnnl *d);
  * (the cached primitives' memory objects are reused). */
 ct_status ct_dnnl_matmul(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, const void *w, int M, int N, int K);
 
+/* Whether oneDNN has a real (not reference-loop) kernel for the kind on
+ * this CPU: CT_OK, or CT_ERR_UNSUPPORTED (no implementation, or only
+ * oneDNN's slow reference one). The backend asks once per kind. */
+ct_status ct_dnnl_probe(ct_dnnl *d, ct_dnnl_kind kind);
+
 /* The implementation oneDNN picked for the shape (e.g. "brg:avx512_core_vnni"),
  * for benchmarks and doctor; "" when unavailable. */
 const char *ct_dnnl_impl(ct_dnnl *d, ct_dnnl_kind kind, int M, int N, int K);

@@ -180,6 +180,12 @@ static ct_status widened_q8(float *y, const float *x, const ct_tensor *w, const 
     return CT_OK;
 }
 
+int ct_cpu_q8_native(const ct_backend *be, int M) {
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    if (!st) return 0;
+    return M <= CT_Q8_GEMV_ROWS ? st->vnni512 || st->dnnl_u8s8 : st->dnnl_u8s8;
+}
+
 /* The rows' u8 activations, in parallel when there is enough work. */
 static void quantize_rows(uint8_t *u, float *s, int32_t *z, const float *x, int M, int K) {
 #pragma omp parallel for schedule(static) if ((size_t)M * K > CT_PAR_MIN && M > 1)
@@ -191,8 +197,7 @@ ct_status ct_cpu_matmul_q8(ct_backend *be, float *y, const float *x, const ct_te
     // y (M,N), x (M,K), w (N,K) Q8, b (N), residual (M,N)
     const ct_cpu_state *st = ct_cpu_state_of(be);
     const int gemv = st && st->vnni512; /* own kernel for decoding rows */
-    const int big = st && st->dnnl && (st->vnni512 || st->vnni256);
-    if (!(M <= CT_Q8_GEMV_ROWS ? gemv || big : big)) return widened_q8(y, x, w, b, residual, alpha, act, M, N, K, ws);
+    if (!ct_cpu_q8_native(be, M)) return widened_q8(y, x, w, b, residual, alpha, act, M, N, K, ws);
     /* y can hold the int32 products unless it also holds the residual */
     const int acc_in_y = residual != y;
     const size_t per_row = (size_t)K + 2 * sizeof(float) + (acc_in_y ? 0 : sizeof(int32_t) * (size_t)N);

@@ -19,6 +19,10 @@
 ct_status ct_cpu_matmul_q8(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                            const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
 
+/* 1 when M rows of an int8 product take the integer path (u8 activations,
+ * VNNI) on this backend, 0 when they take the widened fallback. */
+int ct_cpu_q8_native(const ct_backend *be, int M);
+
 /* acc (M,N) = u (M,K) · q (N,K)ᵀ in int32: the reference and the
  * AVX512-VNNI kernel (M ≤ CT_Q8_GEMV_ROWS; threads over N). */
 void ct_int8_gemm_ref(int32_t *acc, const uint8_t *u, const int8_t *q, int M, int N, int K);

@@ -16,6 +16,7 @@ typedef struct ct_cpu_state {
     int vnni256;     /* int8 GEMV on AVX-VNNI (no AVX-512) */
     int dnnl_bf16;   /* bf16 weights through oneDNN bf16 */
     int dnnl_f32;    /* f32 weights through oneDNN f32 instead of OpenBLAS */
+    int dnnl_u8s8;   /* int8 rows > 4 through oneDNN u8·s8 (VNNI) */
     int dnnl_wanted; /* the plan asked for a oneDNN context */
     ct_dnnl *dnnl;   /* NULL: no oneDNN (build without it, or level BASELINE) */
 } ct_cpu_state;

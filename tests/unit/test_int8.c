@@ -294,7 +294,7 @@ static void test_chunked_rows(void **state) {
     ct_tensor wt = q8(f, w, N, K);
     CT_ASSERT_OK(f->fast->ops->matmul(f->fast, y1, x, &wt, NULL, r, 1.0f, CT_ACT_NONE, M, N, K, &f->ws));
     if (!ct_cpu_q8_native(f->fast, M)) { /* the widened fallback does not chunk rows */
-        print_message("no integer int8 path on this CPU: row chunks not run\n");
+        print_message("no integer int8 path for these rows here (no VNNI, or no oneDNN): row chunks not run\n");
         ct_tensor_release(&wt);
         free(x), free(w), free(r), free(y1), free(y2);
         return;

@@ -110,7 +110,15 @@ CT_API void ct_log_set_level(ct_log_level level);
  * ====================================================================== */
 
 typedef enum ct_device { CT_DEVICE_AUTO = 0, CT_DEVICE_CPU = 1, CT_DEVICE_CUDA = 2, CT_DEVICE_MPS = 3 } ct_device;
-typedef enum ct_precision { CT_PRECISION_AUTO = 0, CT_PRECISION_BF16 = 1, CT_PRECISION_FP16 = 2, CT_PRECISION_FP32 = 3 } ct_precision;
+/* INT8 is ours (CPU only): int8 weights with per-channel scales and int8
+ * activations on VNNI (docs/PERFORMANCE.md, "int8"). */
+typedef enum ct_precision {
+    CT_PRECISION_AUTO = 0,
+    CT_PRECISION_BF16 = 1,
+    CT_PRECISION_FP16 = 2,
+    CT_PRECISION_FP32 = 3,
+    CT_PRECISION_INT8 = 4
+} ct_precision;
 typedef enum ct_vad_policy { CT_VAD_MODE_SILERO = 0, CT_VAD_MODE_AUDITOK = 1, CT_VAD_MODE_NONE = 2 } ct_vad_policy;
 /* Accepted for compatibility with the original (its Silero executors); the
  * network always runs natively. Recorded in the outputs as requested. */

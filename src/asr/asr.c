@@ -27,7 +27,7 @@ struct ct_asr {
 };
 
 ct_asr_options ct_asr_default_options(void) {
-    ct_asr_options o = {.device = "cpu", .weight_dtype = CT_DTYPE_F32, .threads = 0};
+    ct_asr_options o = {.device = "cpu", .weight_dtype = CT_DTYPE_F32, .threads = 0, .isa_limit = 0, .dnnl_bf16 = 0};
     return o;
 }
 
@@ -48,6 +48,8 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     bo.device_index = opts->device_index;
     bo.act_dtype = opts->act_dtype;
     bo.attn_variant = opts->attn_variant;
+    bo.isa_limit = opts->isa_limit;
+    bo.dnnl_bf16 = opts->dnnl_bf16;
     a->threads = opts->threads;
     /* "cuda" is the whole-model GPU engine; "cuda-ops" the per-op backend
      * table under the same model code as the CPU */

@@ -30,13 +30,15 @@ typedef struct ct_asr_options {
      * "cuda-ops": the model code of src/asr over the "cuda" backend table
      * (the path that is to replace the engine; weights in its activation type) */
     const char *device;
-    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16; "cuda": BF16 only */
+    ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16, CT_DTYPE_Q8 (int8,
+                              CPU only: weights.h says which layers stay in float); "cuda": BF16 only */
     int threads;           /* 0: OpenMP default */
     /* "cuda-ops" only: device ordinal, activation type (F32: the backend's
      * default, bf16), encoder attention variant */
     int device_index;
     ct_dtype act_dtype;
     ct_attn_variant attn_variant;
+    int isa_limit, dnnl_bf16; /* cpu: ct_backend_options' dispatch caps (tests, benchmarks); 0: none */
 } ct_asr_options;
 
 ct_asr_options ct_asr_default_options(void);

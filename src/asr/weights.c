@@ -4,6 +4,8 @@
  * shapes: MODEL.md "Checkpoint layouts". */
 #include "asr/weights.h"
 
+#include "compute/quant.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +13,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* A tensor requested in this "dtype" keeps the checkpoint's float type (and
+ * is used in place when it can be): the layers int8 mode leaves in higher
+ * precision (weights.h, "int8"). */
+#define SOURCE_DTYPE CT_DTYPE_COUNT
 
 typedef struct loader {
     ct_backend *be;
@@ -98,7 +105,13 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     int nd = ndim > CT_TENSOR_MAX_DIMS ? CT_TENSOR_MAX_DIMS : ndim;
     for (int i = 0; i < nd; i++) shape[i] = ht.shape[i];
     int64_t bad = -1;
-    if (ht.borrowable && ct_tensor_borrow(L->be, dtype, ht.data, ht.dtype, nd, shape, t)) {
+    if (dtype == SOURCE_DTYPE) dtype = ht.dtype;
+    if (dtype == CT_DTYPE_Q8) { /* quantised per row; the source pages are read once, then dropped */
+        const int64_t N = shape[0], K = N > 0 ? (int64_t)(host_numel(&ht) / (size_t)N) : 0;
+        ct_status s = ct_tensor_quantize_q8(L->be, ht.data, ht.dtype, N, K, &bad, t);
+        if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
+        if (bad < 0) drop_pages(&ht, host_numel(&ht) * ct_dtype_size(ht.dtype));
+    } else if (ht.borrowable && ct_tensor_borrow(L->be, dtype, ht.data, ht.dtype, nd, shape, t)) {
         if (ht.check_finite) bad = ct_first_non_finite(ht.data, ht.dtype, (size_t)ct_tensor_numel(t));
         L->borrowed += t->nbytes;
     } else {
@@ -242,6 +255,9 @@ static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
 
 static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_asr_weights *w) {
     char nm[256];
+    /* int8 keeps the subsampling, the embeddings and the vocabulary
+     * projection in the checkpoint's float type (weights.h) */
+    const ct_dtype hi = wdt == CT_DTYPE_Q8 ? SOURCE_DTYPE : wdt;
     const int64_t C = hp->sub_channels, d = hp->d_enc, F = (hp->n_mels + 7) / 8;
     /* F: frequency bins after three stride-2 convs: 128 → 64 → 32 → 16 */
     int64_t f = hp->n_mels;
@@ -251,11 +267,11 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     CT_TRY(load(L, &w->c0_b, CT_DTYPE_F32, "encoder.pre_encode.conv.0.bias", 1, DIMS(C), 0));
     CT_TRY(load(L, &w->dw1_w, CT_DTYPE_F32, "encoder.pre_encode.conv.2.weight", 4, DIMS(C, 1, 3, 3), 0));
     CT_TRY(load(L, &w->dw1_b, CT_DTYPE_F32, "encoder.pre_encode.conv.2.bias", 1, DIMS(C), 0));
-    CT_TRY(linear(L, wdt, &w->pw1_w, &w->pw1_b, "encoder.pre_encode.conv.3", C, C, 2, 1));
+    CT_TRY(linear(L, hi, &w->pw1_w, &w->pw1_b, "encoder.pre_encode.conv.3", C, C, 2, 1));
     CT_TRY(load(L, &w->dw2_w, CT_DTYPE_F32, "encoder.pre_encode.conv.5.weight", 4, DIMS(C, 1, 3, 3), 0));
     CT_TRY(load(L, &w->dw2_b, CT_DTYPE_F32, "encoder.pre_encode.conv.5.bias", 1, DIMS(C), 0));
-    CT_TRY(linear(L, wdt, &w->pw2_w, &w->pw2_b, "encoder.pre_encode.conv.6", C, C, 2, 1));
-    CT_TRY(linear(L, wdt, &w->sub_w, &w->sub_b, "encoder.pre_encode.out", d, C * f, 0, 1));
+    CT_TRY(linear(L, hi, &w->pw2_w, &w->pw2_b, "encoder.pre_encode.conv.6", C, C, 2, 1));
+    CT_TRY(linear(L, hi, &w->sub_w, &w->sub_b, "encoder.pre_encode.out", d, C * f, 0, 1));
     w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
     w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
     if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
@@ -266,7 +282,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
         return ct_fail(CT_ERR_FORMAT, "tensor %s: the config says %d encoder layers", nm, hp->enc_layers);
     CT_TRY(linear(L, wdt, &w->proj_w, &w->proj_b, "encoder_decoder_proj", hp->d_dec, d, 0, 1));
     const int64_t dd = hp->d_dec;
-    CT_TRY(load(L, &w->tok_emb, wdt, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
+    CT_TRY(load(L, &w->tok_emb, hi, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
     CT_TRY(load(L, &w->pos_emb, CT_DTYPE_F32, "transf_decoder._embedding.position_embedding.pos_enc", 2,
                 DIMS(hp->max_pos, dd), 0));
     CT_TRY(norm(L, &w->emb_ln_g, &w->emb_ln_b, "transf_decoder._embedding.layer_norm", dd));
@@ -276,9 +292,9 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     CT_TRY(norm(L, &w->final_ln_g, &w->final_ln_b, "transf_decoder._decoder.final_layer_norm", dd));
     ct_host_tensor head;
     if (L->lookup(L->ctx, "log_softmax.mlp.layer0.weight", &head)) {
-        CT_TRY(linear(L, wdt, &w->head_w, &w->head_b, "log_softmax.mlp.layer0", hp->vocab, dd, 0, 1));
+        CT_TRY(linear(L, hi, &w->head_w, &w->head_b, "log_softmax.mlp.layer0", hp->vocab, dd, 0, 1));
     } else { /* tied to the token embedding, as transformers ties proj_out */
-        CT_TRY(load(L, &w->head_w, wdt, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
+        CT_TRY(load(L, &w->head_w, hi, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
         CT_TRY(load(L, &w->head_b, CT_DTYPE_F32, "log_softmax.mlp.layer0.bias", 1, DIMS(hp->vocab), 1));
     }
     return CT_OK;
@@ -288,8 +304,8 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
                               ct_dtype wdtype, ct_asr_weights *out) {
     memset(out, 0, sizeof *out);
     CT_TRY(check_hparams(hp));
-    if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16)
-        return ct_fail(CT_ERR_INVALID_ARG, "weights: dtype %s (f32, bf16 or f16)", ct_dtype_name(wdtype));
+    if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16 && wdtype != CT_DTYPE_Q8)
+        return ct_fail(CT_ERR_INVALID_ARG, "weights: dtype %s (f32, bf16, f16 or Q8)", ct_dtype_name(wdtype));
     if (!be->ops->supports_weight(be, wdtype))
         return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
     out->hp = *hp;

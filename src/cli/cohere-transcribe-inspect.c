@@ -4,7 +4,7 @@
  * printing one JSON line per clip with its text.
  *
  *   cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]
- *       [--device cpu|cuda] [--dtype fp32|bf16|fp16]
+ *       [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8]
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
  *       --out OUT.safetensors A.wav B.wav ...
  *
@@ -33,7 +33,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]\n"
-               "           [--device cpu|cuda] [--dtype fp32|bf16|fp16]\n"
+               "           [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8]\n"
                "           [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]\n"
                "           --out OUT.safetensors A.wav B.wav ...\n");
 }
@@ -177,8 +177,9 @@ int main(int argc, char **argv) {
     if (!strcmp(dtype, "fp32")) o.weight_dtype = CT_DTYPE_F32;
     else if (!strcmp(dtype, "bf16")) o.weight_dtype = CT_DTYPE_BF16;
     else if (!strcmp(dtype, "fp16")) o.weight_dtype = CT_DTYPE_F16;
+    else if (!strcmp(dtype, "int8")) o.weight_dtype = CT_DTYPE_Q8; /* CPU only */
     else {
-        fprintf(stderr, "cohere-transcribe-inspect: --dtype: '%s' (fp32, bf16 or fp16)\n", dtype);
+        fprintf(stderr, "cohere-transcribe-inspect: --dtype: '%s' (fp32, bf16, fp16 or int8)\n", dtype);
         return 2;
     }
     ct_asr_request rq = ct_asr_default_request();

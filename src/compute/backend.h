@@ -10,7 +10,8 @@
  * Conventions for every op:
  * - outputs first, then inputs, weights, sizes; a shape comment per pointer;
  * - activation pointers are float32 in backend memory (host memory on CPU);
- * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it;
+ * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it,
+ *   Q8 int8 rows on the CPU backends;
  *   biases, norms and other small parameters are always f32);
  * - integer side arrays (lengths, ids, slots) are host memory, small;
  * - scratch comes from `ws`, an arena over backend memory that the op rewinds
@@ -233,6 +234,14 @@ typedef struct ct_backend_options {
      * for the backend's own default (CUDA: BF16); CUDA takes BF16 or F16 */
     ct_dtype act_dtype;
     ct_attn_variant attn_variant; /* CUDA only */
+    /* cpu: the highest CPU feature level the matrix products may use
+     * (CT_ISA_* in compute/cpu/cpu_features.h; 0 = all the CPU has).
+     * CT_ISA_BASELINE forces today's OpenBLAS path on any machine. */
+    int isa_limit;
+    /* cpu: bf16 weights through oneDNN's bf16 matmul: 0 = where the CPU
+     * multiplies bf16 natively, 1 = always (emulated elsewhere: tests),
+     * -1 = never. */
+    int dnnl_bf16;
 } ct_backend_options;
 
 ct_backend_options ct_backend_default_options(void);

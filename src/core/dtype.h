@@ -20,6 +20,10 @@ typedef enum ct_dtype {
     CT_DTYPE_I64 = 4,
     CT_DTYPE_I8 = 5,
     CT_DTYPE_U8 = 6,
+    /* Q8: a quantised weight matrix (N, K) on a host backend, never a file
+     * type: N·K int8 rows, then N f32 per-row scales and N int32 row sums
+     * (compute/quant.h has the layout); value = scale[n] · q[n][k]. */
+    CT_DTYPE_Q8 = 7,
     CT_DTYPE_COUNT
 } ct_dtype;
 
@@ -32,13 +36,14 @@ static inline size_t ct_dtype_size(ct_dtype t) {
     case CT_DTYPE_I64: return 8;
     case CT_DTYPE_I8: return 1;
     case CT_DTYPE_U8: return 1;
+    case CT_DTYPE_Q8: return 1; /* the int8 part; the scales follow it */
     default: return 0;
     }
 }
 
 /* Name as safetensors spells it ("F32", "BF16", ...). */
 static inline const char *ct_dtype_name(ct_dtype t) {
-    static const char *names[] = {"F32", "F16", "BF16", "I32", "I64", "I8", "U8"};
+    static const char *names[] = {"F32", "F16", "BF16", "I32", "I64", "I8", "U8", "Q8"};
     return (unsigned)t < CT_DTYPE_COUNT ? names[t] : "?";
 }
 

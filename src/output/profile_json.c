@@ -52,7 +52,8 @@ static const char *device_name(ct_device d) {
 }
 
 static const char *precision_name(ct_precision p) {
-    return p == CT_PRECISION_BF16 ? "bf16" : p == CT_PRECISION_FP16 ? "fp16" : p == CT_PRECISION_FP32 ? "fp32" : "auto";
+    return p == CT_PRECISION_BF16 ? "bf16" : p == CT_PRECISION_FP16 ? "fp16" : p == CT_PRECISION_FP32 ? "fp32"
+           : p == CT_PRECISION_INT8 ? "int8" : "auto";
 }
 
 static const char *backend_name(ct_audio_decoder d) {

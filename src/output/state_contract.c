@@ -34,6 +34,7 @@ static const char *precision_name(ct_precision p) {
     case CT_PRECISION_BF16: return "bf16";
     case CT_PRECISION_FP16: return "fp16";
     case CT_PRECISION_FP32: return "fp32";
+    case CT_PRECISION_INT8: return "int8";
     default: return "auto";
     }
 }

@@ -27,6 +27,7 @@
 #include "align/viterbi.h"
 #include "asr/mel_internal.h"
 #include "audio/audio.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/gpu_engine.h"
 #include "core/fs.h"
 #include "model/digest.h"
@@ -189,7 +190,11 @@ void ct_doctor_check_silero_asset(const ct_doctor_options *o, ct_doctor_report_f
 
 const char *ct_doctor_auto_device(int cuda_usable) { return cuda_usable ? "cuda" : "cpu"; }
 
-const char *ct_doctor_auto_dtype(const char *device) { return strcmp(device, "cuda") == 0 ? "bf16" : "fp32"; }
+const char *ct_doctor_auto_dtype(const char *device) {
+    if (strcmp(device, "cuda") == 0) return "bf16";
+    const char *why;
+    return ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? "bf16" : "fp32";
+}
 
 static void cpu_model(char *buf, size_t cap) {
     snprintf(buf, cap, "unknown CPU");
@@ -224,10 +229,11 @@ static void report_cpu(ct_doctor_report_fn fn, void *user) {
         vnni ? "yes" : "no");
     static const char *const mel[] = {"baseline", "AVX2", "AVX-512"};
     int isa = ct_mel__isa();
-    SAY(fn, user, CT_DOCTOR_OK,
-        "CPU kernels: mel spectrogram %s, dither RNG %s, matrix products OpenBLAS (%s core); bf16/fp16 weights are "
-        "widened to fp32, so AVX-512 BF16/VNNI are not used",
-        mel[isa >= 0 && isa <= 2 ? isa : 0], avx2 && fma ? "AVX2+FMA" : "scalar", core ? core : "unknown");
+    char plan[400];
+    ct_cpu_dispatch_plan(plan, sizeof plan);
+    SAY(fn, user, CT_DOCTOR_OK, "CPU kernels: mel spectrogram %s, dither RNG %s, matrix products OpenBLAS (%s core)%s; %s",
+        mel[isa >= 0 && isa <= 2 ? isa : 0], avx2 && fma ? "AVX2+FMA" : "scalar", core ? core : "unknown",
+        ct_dnnl_built() ? " and oneDNN" : "", plan);
 #else
     SAY(fn, user, CT_DOCTOR_OK, "CPU: %s, %ld cores online (not x86-64: portable kernels)", model, cores);
     SAY(fn, user, CT_DOCTOR_OK, "CPU kernels: portable C, matrix products OpenBLAS (%s core)", core ? core : "unknown");
@@ -278,6 +284,12 @@ void ct_doctor_check_runtime(const ct_doctor_options *o, ct_doctor_report_fn fn,
     SAY(fn, user, CT_DOCTOR_OK, "native inference devices: cpu%s; auto resolves to %s", usable ? ", cuda" : "", dev);
     SAY(fn, user, CT_DOCTOR_OK, "automatic settings: device auto resolves to %s, dtype auto to %s", dev,
         ct_doctor_auto_dtype(dev));
+    if (!strcmp(dev, "cpu")) { /* ours: why, since the original always runs fp32 on the CPU */
+        const char *because;
+        ct_dtype dt = ct_cpu_auto_dtype(&because);
+        SAY(fn, user, CT_DOCTOR_OK, "dtype auto on the CPU: %s, because %s", dt == CT_DTYPE_BF16 ? "bf16" : "fp32",
+            because);
+    }
     if (usable)
         SAY(fn, user, CT_DOCTOR_OK, "accelerator: CUDA available through native runtime; BF16 operations supported");
     else

@@ -86,7 +86,7 @@ const char *ct_options_name_value(const ct_transcriber_options *o, const char *f
         return (int)v >= 0 && (size_t)v < sizeof names / sizeof *names ? names[v] : "?"; \
     }
 ENUM_NAME(ct_opt_device_name, ct_device, "auto", "cpu", "cuda", "mps")
-ENUM_NAME(ct_opt_precision_name, ct_precision, "auto", "bf16", "fp16", "fp32")
+ENUM_NAME(ct_opt_precision_name, ct_precision, "auto", "bf16", "fp16", "fp32", "int8")
 ENUM_NAME(ct_opt_vad_name, ct_vad_policy, "silero", "auditok", "none")
 ENUM_NAME(ct_opt_vad_engine_name, ct_vad_engine, "auto", "torch", "onnx", "jit")
 ENUM_NAME(ct_opt_audio_backend_name, ct_audio_decoder, "auto", "ffmpeg", "sndfile", "torchcodec", "librosa")
@@ -137,6 +137,9 @@ ct_status ct_options_check_device(const ct_transcriber_options *o, ct_device res
     if (ct_options_alignment(o) == CT_ALIGN_WORD && o->align_dtype == CT_PRECISION_FP16 &&
         resolved != CT_DEVICE_CUDA)
         return ct_fail(CT_ERR_UNSUPPORTED, "%s is supported only with CUDA", NV("align_dtype", "fp16"));
+    if (resolved == CT_DEVICE_CUDA && o->dtype == CT_PRECISION_INT8)
+        return ct_fail(CT_ERR_UNSUPPORTED, "%s runs on the CPU only; use %s", NV("dtype", "int8"),
+                       NV("device", "cpu"));
     if (resolved == CT_DEVICE_CUDA && o->dtype == CT_PRECISION_BF16 && !cuda_bf16)
         return ct_fail(CT_ERR_UNSUPPORTED, "This CUDA device does not support BF16; use %s",
                        NV("dtype", "fp16"));
@@ -238,7 +241,7 @@ static ct_status check_types(const ct_transcriber_options *o) {
     const struct { const char *field; int v, n; const char *sorted; } enums[] = {
         {"existing", (int)o->existing, 3, "error, overwrite, skip"},
         {"device", (int)o->device, 4, "auto, cpu, cuda, mps"},
-        {"dtype", (int)o->dtype, 4, "auto, bf16, fp16, fp32"},
+        {"dtype", (int)o->dtype, 5, "auto, bf16, fp16, fp32"}, /* + int8, ours (not listed: the original's message) */
         {"audio_backend", (int)o->audio_backend, 5, "auto, ffmpeg, librosa, sndfile, torchcodec"},
         {"vad", (int)o->vad, 3, "auditok, none, silero"},
         {"vad_engine", (int)o->vad_engine, 4, "auto, jit, onnx, torch"},

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "align/align.h"
+#include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
 #include "pipeline/asr_run.h"
 #include "pipeline/options.h"
@@ -125,7 +126,9 @@ static const char *device_name(ct_device d) { return d == CT_DEVICE_CUDA ? "cuda
 ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev, ct_precision *prec) {
     ct_device d = o->device;
     if (d == CT_DEVICE_MPS) return ct_fail(CT_ERR_UNSUPPORTED, "device mps is not supported: use cpu or cuda");
-    if (d == CT_DEVICE_AUTO) d = ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA : CT_DEVICE_CPU;
+    if (d == CT_DEVICE_AUTO) /* int8 is a CPU path: auto picks the CPU for it */
+        d = o->dtype != CT_PRECISION_INT8 && ct_asr_device_check("cuda", CT_DTYPE_BF16) == CT_OK ? CT_DEVICE_CUDA
+                                                                                               : CT_DEVICE_CPU;
     ct_error_clear();
     /* asked for by name: refused now, before any file is looked at */
     if (d == CT_DEVICE_CUDA && o->device == CT_DEVICE_CUDA) {
@@ -139,6 +142,10 @@ ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev
     /* the GPU engine computes in bf16, which every device it supports has (sm_90) */
     CT_TRY(ct_options_check_device(o, d, 1));
     *dev = d, *prec = ct_options_dtype(o, d, 1);
+    if (d == CT_DEVICE_CPU && o->dtype == CT_PRECISION_AUTO) { /* ours: the CPU's features decide */
+        const char *why;
+        *prec = ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? CT_PRECISION_BF16 : CT_PRECISION_FP32;
+    }
     return CT_OK;
 }
 
@@ -146,12 +153,14 @@ const char *ct_pipe_dtype_name(ct_precision p) {
     switch (p) {
     case CT_PRECISION_BF16: return "bf16";
     case CT_PRECISION_FP16: return "fp16";
+    case CT_PRECISION_INT8: return "int8";
     default: return "fp32";
     }
 }
 
 static ct_dtype weight_dtype(ct_precision p) {
-    return p == CT_PRECISION_BF16 ? CT_DTYPE_BF16 : p == CT_PRECISION_FP16 ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    return p == CT_PRECISION_BF16 ? CT_DTYPE_BF16 : p == CT_PRECISION_FP16 ? CT_DTYPE_F16
+           : p == CT_PRECISION_INT8 ? CT_DTYPE_Q8 : CT_DTYPE_F32;
 }
 
 /* The model's identity without loading it (contract keys, skip checks): the

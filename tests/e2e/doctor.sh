@@ -72,7 +72,7 @@ want = [
     E(f"[OK]   CPU: {model}, {ncpu} cores online; AVX2 {yn('avx2')}, FMA {yn('fma')}, AVX-512F {yn('avx512f')}, "
       f"AVX-512 BF16 {yn('avx512_bf16')}, AVX-512 VNNI {yn('avx512_vnni')}"),
     E(f"[OK]   CPU kernels: mel spectrogram {mel}, dither RNG {rng}, matrix products OpenBLAS (") + r"(?P<core2>\w+)" +
-        E(" core); bf16/fp16 weights are widened to fp32, so AVX-512 BF16/VNNI are not used"),
+        E(" core)") + r"( and oneDNN)?; (?P<plan>level (?P<level>baseline|vnni|bf16) \(cpu features: [a-z0-9_ /]+\); int8: .+)",
     r"\[OK\]   CUDA: (?P<cuda>not compiled into this build \(the GPU engine needs a build with nvcc\)|"
         r"compiled in; CUDA devices: none found \(.+\)|compiled in; CUDA device 0 is usable .*)",
 ]
@@ -85,10 +85,16 @@ for i, pat in enumerate(want):
 if got["core"] != got["core2"]:
     sys.exit(f"OpenBLAS core {got['core2']} is not the one its config names ({got['core']})")
 gpu = got["cuda"].endswith("usable (compute capability 9.0 or newer)")
-dev, dt = ("cuda", "bf16") if gpu else ("cpu", "fp32")
+native_bf16 = got["level"] == "bf16" and "bf16: oneDNN bf16" in got["plan"]
+dev, dt = ("cuda", "bf16") if gpu else ("cpu", "bf16" if native_bf16 else "fp32")
 rest = [
     f"[OK]   native inference devices: cpu{', cuda' if gpu else ''}; auto resolves to {dev}",
     f"[OK]   automatic settings: device auto resolves to {dev}, dtype auto to {dt}",
+] + ([] if gpu else ["[OK]   dtype auto on the CPU: " + (
+    "bf16, because the CPU multiplies bf16 natively (AVX512-BF16/AMX) through oneDNN, within the 1e-2 bf16 bound "
+    "of fp32" if native_bf16 else
+    "fp32, because no native bf16 on this CPU: bf16 weights would be widened to fp32 (slower than fp32), and int8 "
+    "is outside the 1e-2 bound (opt in with --dtype int8)")]) + [
     "[OK]   accelerator: CUDA available through native runtime; BF16 operations supported" if gpu else
     "[WARN] accelerator: CPU only; the 2B model will be substantially slower",
     "[OK]   Silero ONNX smoke: 2 finite probability frames",

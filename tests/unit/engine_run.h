@@ -20,6 +20,7 @@ typedef struct ct_test_engine_run {
     const char *model;   /* checkpoint folder or .gguf */
     ct_dtype wdt;        /* weight storage on the backend */
     int max_new, ignore_eos;
+    int isa_limit;       /* ct_backend_options.isa_limit (0: what the CPU has) */
 } ct_test_engine_run;
 
 /* feats (B, T, n_mels) padded, feat_len (B); the prompt (P ids) is the same
@@ -29,7 +30,9 @@ static inline void ct_test_run_engine(const ct_test_engine_run *run, const float
                                       int B, int T, int n_mels, const int32_t *prompt, int P, int *enc_len,
                                       int *Te, int *d_enc, float **enc_out, ct_generate_row *rows) {
     ct_backend *be;
-    CT_ASSERT_OK(ct_backend_create(run->backend, NULL, &be));
+    ct_backend_options bo = ct_backend_default_options();
+    bo.isa_limit = run->isa_limit;
+    CT_ASSERT_OK(ct_backend_create(run->backend, &bo, &be));
     ct_checkpoint *ck;
     CT_ASSERT_OK(ct_checkpoint_open(run->model, &ck));
     ct_asr_weights w;

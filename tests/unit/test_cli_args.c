@@ -242,6 +242,15 @@ static void test_parse_errors(void **state) {
                  "a.wav", "--device", "cu");
     EXPECT_ERROR("invalid argument: --vad --vad: invalid choice \"bogus\"; choose from silero, auditok, none",
                  "a.wav", "--vad", "bogus");
+    /* int8 is ours: accepted, and the original's message still lists its own four */
+    EXPECT_ERROR("invalid argument: --dtype --dtype: invalid choice \"int4\"; choose from auto, bf16, fp16, fp32",
+                 "a.wav", "--dtype", "int4");
+    {
+        ct_cli_result r;
+        assert_int_equal(PARSE(&r, "a.wav", "--dtype", "int8"), 0);
+        assert_int_equal(r.options.dtype, CT_PRECISION_INT8);
+        ct_cli_result_free(&r);
+    }
     EXPECT_ERROR("invalid argument: unsupported output formats: a.wav", "--formats", "txt", "a.wav");
     EXPECT_ERROR("invalid argument: unsupported output formats: -", "a.wav", "--formats", "-");
     EXPECT_ERROR("invalid argument: unsupported output formats: wav, csv", "a.wav", "--formats", "wav", "txt", "csv",
@@ -267,7 +276,7 @@ typedef struct mini {
     const char *model;
 } mini;
 
-static const ct_arg_choice MODES[] = {{"word", 1}, {"segment", 0}};
+static const ct_arg_choice MODES[] = {{"word", 1, 0}, {"segment", 0, 0}};
 static const ct_arg_option MINI_OPTS[] = {
     {"--mode", NULL, "MODE", "Mode.", NULL, CT_ARG_CHOICE, offsetof(mini, mode), 0, 0, MODES, 2, "segment", NULL, 0},
     {"--model-access", NULL, NULL, "Check the model.", NULL, CT_ARG_FLAG, offsetof(mini, access), 0, 1, NULL, 0,
@@ -583,6 +592,13 @@ static void test_effective(void **state) {
     assert_int_equal(ct_options_check_device(&o, CT_DEVICE_CPU, 0), CT_ERR_UNSUPPORTED);
     assert_string_equal(ct_last_error(), "--align-dtype fp16 is supported only with CUDA");
     assert_int_equal(ct_options_check_device(&o, CT_DEVICE_CUDA, 1), CT_OK);
+    /* --dtype int8 (ours): CPU only, named as the user wrote it */
+    o.align_dtype = CT_PRECISION_FP32;
+    o.dtype = CT_PRECISION_INT8;
+    assert_int_equal(ct_options_check_device(&o, CT_DEVICE_CPU, 0), CT_OK);
+    assert_int_equal(ct_options_check_device(&o, CT_DEVICE_CUDA, 1), CT_ERR_UNSUPPORTED);
+    assert_string_equal(ct_last_error(), "--dtype int8 runs on the CPU only; use --device cpu");
+    assert_string_equal(ct_opt_precision_name(o.dtype), "int8");
     int local = -1;
     o.model = NULL;
     assert_int_equal(ct_options_model_kind(&o, &local), CT_OK);

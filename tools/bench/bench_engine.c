@@ -1,9 +1,10 @@
 /* bench_engine — times mel / encoder / decoder of the engine on a checkpoint
  * directory for a batch of white-noise clips with a forced decode length
- * (EOS ignored), and measures OpenBLAS sgemm in the same run so the encoder's
- * achieved GFLOP/s can be compared with what the machine's GEMM reaches.
+ * (EOS ignored), and measures OpenBLAS sgemm (and oneDNN's f32 and u8·s8
+ * products) in the same run so the encoder's achieved GFLOP/s can be
+ * compared with what the machine's GEMM reaches.
  *
- *   bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch 1] [--seconds 30]
+ *   bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch 1] [--seconds 30]
  *                [--tokens 100] [--runs 1] [--threads 0] [--device cpu]
  *
  * --device: cpu, cpu-ref, cuda (the whole-model GPU engine) or cuda-ops (the
@@ -23,6 +24,8 @@
 #include "asr/decoder.h"
 #include "asr/encoder.h"
 #include "compute/cpu/cpu_membw.h"
+#include "compute/cpu/cpu_dnnl.h"
+#include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
 
 static double peak_rss_gb(void) {
@@ -71,6 +74,32 @@ static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
     return 2.0 * M * N * K / best / 1e9;
 }
 
+/* oneDNN's peak for the same shape: f32 (brgemm) or u8·s8 (VNNI), best of
+ * reps, wall GFLOP/s (0 without oneDNN). */
+static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps) {
+    ct_dnnl *d;
+    if (!ct_dnnl_built() || ct_dnnl_create(&d) != CT_OK) return 0;
+    const size_t es = kind == CT_DNNL_F32 ? 4 : 1;
+    unsigned char *a = calloc((size_t)M * K, es), *b = calloc((size_t)N * K, es);
+    float *c = malloc(sizeof(float) * (size_t)M * N);
+    for (size_t i = 0; i < (size_t)M * K * es; i++) a[i] = (unsigned char)(i * 7);
+    for (size_t i = 0; i < (size_t)N * K * es; i++) b[i] = (unsigned char)(i * 13);
+    if (kind == CT_DNNL_F32) /* small finite floats rather than random bit patterns */
+        for (size_t i = 0; i < (size_t)M * K; i++) ((float *)(void *)a)[i] = (float)(i % 7) * 0.1f;
+    if (kind == CT_DNNL_F32)
+        for (size_t i = 0; i < (size_t)N * K; i++) ((float *)(void *)b)[i] = (float)(i % 5) * 0.1f;
+    double best = 1e30;
+    for (int r = 0; r <= reps; r++) { /* the first makes the primitive */
+        double t = ct_now();
+        if (ct_dnnl_matmul(d, kind, c, a, b, M, N, K) != CT_OK) break;
+        t = ct_now() - t;
+        if (r > 0 && t < best) best = t;
+    }
+    free(a), free(b), free(c);
+    ct_dnnl_free(d);
+    return best < 1e30 ? 2.0 * M * N * K / best / 1e9 : 0;
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32", *device = "cpu";
     int batch = 1, tokens = 100, runs = 1, threads = 0;
@@ -95,14 +124,17 @@ int main(int argc, char **argv) {
         }
     }
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
-        fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--seconds S<=35] "
+        fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
                         "[--tokens N] [--runs R] [--threads N] [--device cpu|cpu-ref|cuda|cuda-ops]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
     o.device = device;
-    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    o.weight_dtype = !strcmp(dtype, "bf16")   ? CT_DTYPE_BF16
+                     : !strcmp(dtype, "fp16") ? CT_DTYPE_F16
+                     : !strcmp(dtype, "int8") ? CT_DTYPE_Q8
+                                              : CT_DTYPE_F32;
     double t_load = ct_now();
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {
@@ -165,6 +197,13 @@ int main(int argc, char **argv) {
     const int nth = threads > 0 ? threads : omp_get_max_threads();
     double bw_cpu, bw = ct_cpu_read_bandwidth((size_t)1 << 30, nth, 3, ct_cpu_isa_best(), &bw_cpu);
     double dec_bound = (double)ct_decoder_weight_bytes(w) / (bw * 1e9);
+    /* oneDNN's peaks on the encoder's FF shape (0 without oneDNN); the
+     * dispatch plan only where the CPU backend ran */
+    const int on_cpu = !strncmp(device, "cpu", 3);
+    const double peak_i8 = on_cpu ? dnnl_gflops(CT_DNNL_U8S8, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
+    const double peak_f32 = on_cpu ? dnnl_gflops(CT_DNNL_F32, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
+    char disp[400] = "(not the cpu backend)";
+    if (on_cpu) ct_cpu_dispatch_describe(ct_asr_backend(asr), disp, sizeof disp);
     printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
            dtype, (double)w->bytes / 1e9, threads > 0 ? threads : omp_get_max_threads(), batch, seconds, tokens);
     printf("load %.2f s; mel %.3f s, encoder %.3f s, decoder %.3f s, total %.3f s; RTFx %.2f\n", t_load, mel, enc, dec,
@@ -179,12 +218,17 @@ int main(int argc, char **argv) {
            ct_decoder_weight_bytes(w) / 1e6, bw, bw_cpu, dec_bound * 1e3, dec / tokens / dec_bound);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
            arena / 1e6, peak_rss, rss_after_load);
+    printf("oneDNN peaks on the same shape after the run: u8s8 %.1f, f32 %.1f GFLOP/s; encoder at %.0f%% of the %s "
+           "peak\ndispatch: %s\n",
+           peak_i8, peak_f32, 100.0 * flops / enc / 1e9 / (w->wdtype == CT_DTYPE_Q8 ? peak_i8 : peak_f32),
+           w->wdtype == CT_DTYPE_Q8 ? "int8" : "f32", disp);
     printf("{\"device\":\"%s\",\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
            "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
            "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f,"
-           "\"read_gbs\":%.2f,\"read_gbs_per_cpu\":%.2f,\"decoder_bound_ms\":%.3f}\n",
+           "\"read_gbs\":%.2f,\"read_gbs_per_cpu\":%.2f,\"decoder_bound_ms\":%.3f,\"dnnl_u8s8_gflops\":%.2f,"
+           "\"dnnl_f32_gflops\":%.2f}\n",
            device, dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
-           flops / enc_cpu / 1e9, gemm_cpu, peak_rss, bw, bw_cpu, dec_bound * 1e3);
+           flops / enc_cpu / 1e9, gemm_cpu, peak_rss, bw, bw_cpu, dec_bound * 1e3, peak_i8, peak_f32);
     for (int b = 0; b < batch; b++) free(clips[b]);
     free(clips), free(ns);
     ct_asr_free(asr);

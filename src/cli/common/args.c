@@ -300,7 +300,8 @@ static void choices_text(const ct_arg_option *o, char *buf, size_t cap) {
     size_t n = 0;
     buf[0] = '\0';
     for (int i = 0; i < o->n_choices && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", o->choices[i].name);
+        if (!o->choices[i].extension)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", o->choices[i].name);
 }
 
 static int choice_value(const ct_arg_option *o, const char *v, int *out) {

@@ -47,6 +47,8 @@ typedef enum ct_arg_kind {
 typedef struct ct_arg_choice {
     const char *name;
     int value;
+    int extension; /* ours (e.g. --dtype int8): accepted, never listed in the
+                      original's "choose from" messages, so those stay its own */
 } ct_arg_choice;
 
 /* Option flags. */

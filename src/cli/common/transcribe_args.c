@@ -19,32 +19,33 @@
 #define NCH(a) ((int)(sizeof a / sizeof *a))
 
 static const ct_arg_choice EXISTING[] = {
-    {"error", CT_EXISTING_ERROR}, {"overwrite", CT_EXISTING_OVERWRITE}, {"skip", CT_EXISTING_SKIP}};
+    {"error", CT_EXISTING_ERROR, 0}, {"overwrite", CT_EXISTING_OVERWRITE, 0}, {"skip", CT_EXISTING_SKIP, 0}};
 /* mps parses (as in the original) and is refused by the options check */
 static const ct_arg_choice DEVICE[] = {
-    {"auto", CT_DEVICE_AUTO}, {"mps", CT_DEVICE_MPS}, {"cuda", CT_DEVICE_CUDA}, {"cpu", CT_DEVICE_CPU}};
-static const ct_arg_choice DTYPE[] = {{"auto", CT_PRECISION_AUTO},
-                                      {"bf16", CT_PRECISION_BF16},
-                                      {"fp16", CT_PRECISION_FP16},
-                                      {"fp32", CT_PRECISION_FP32}};
+    {"auto", CT_DEVICE_AUTO, 0}, {"mps", CT_DEVICE_MPS, 0}, {"cuda", CT_DEVICE_CUDA, 0}, {"cpu", CT_DEVICE_CPU, 0}};
+static const ct_arg_choice DTYPE[] = {{"auto", CT_PRECISION_AUTO, 0},
+                                      {"bf16", CT_PRECISION_BF16, 0},
+                                      {"fp16", CT_PRECISION_FP16, 0},
+                                      {"fp32", CT_PRECISION_FP32, 0},
+                                      {"int8", CT_PRECISION_INT8, 1}};
 /* the original's four, then ours */
-static const ct_arg_choice AUDIO_BACKEND[] = {{"auto", CT_AUDIO_AUTO},
-                                              {"torchcodec", CT_AUDIO_TORCHCODEC},
-                                              {"ffmpeg", CT_AUDIO_FFMPEG},
-                                              {"librosa", CT_AUDIO_LIBROSA},
-                                              {"sndfile", CT_AUDIO_SNDFILE}};
+static const ct_arg_choice AUDIO_BACKEND[] = {{"auto", CT_AUDIO_AUTO, 0},
+                                              {"torchcodec", CT_AUDIO_TORCHCODEC, 0},
+                                              {"ffmpeg", CT_AUDIO_FFMPEG, 0},
+                                              {"librosa", CT_AUDIO_LIBROSA, 0},
+                                              {"sndfile", CT_AUDIO_SNDFILE, 0}};
 static const ct_arg_choice VAD[] = {
-    {"silero", CT_VAD_MODE_SILERO}, {"auditok", CT_VAD_MODE_AUDITOK}, {"none", CT_VAD_MODE_NONE}};
-static const ct_arg_choice VAD_ENGINE[] = {{"auto", CT_VAD_ENGINE_AUTO},
-                                           {"torch", CT_VAD_ENGINE_TORCH},
-                                           {"onnx", CT_VAD_ENGINE_ONNX},
-                                           {"jit", CT_VAD_ENGINE_JIT}};
-static const ct_arg_choice TRUNCATION[] = {{"retry", CT_TRUNCATION_RETRY}, {"warn", CT_TRUNCATION_WARN}};
+    {"silero", CT_VAD_MODE_SILERO, 0}, {"auditok", CT_VAD_MODE_AUDITOK, 0}, {"none", CT_VAD_MODE_NONE, 0}};
+static const ct_arg_choice VAD_ENGINE[] = {{"auto", CT_VAD_ENGINE_AUTO, 0},
+                                           {"torch", CT_VAD_ENGINE_TORCH, 0},
+                                           {"onnx", CT_VAD_ENGINE_ONNX, 0},
+                                           {"jit", CT_VAD_ENGINE_JIT, 0}};
+static const ct_arg_choice TRUNCATION[] = {{"retry", CT_TRUNCATION_RETRY, 0}, {"warn", CT_TRUNCATION_WARN, 0}};
 static const ct_arg_choice ALIGNMENT[] = {
-    {"word", CT_ALIGN_WORD}, {"segment", CT_ALIGN_SEGMENT}, {"none", CT_ALIGN_NONE}};
-static const ct_arg_choice ALIGN_DTYPE[] = {{"fp32", CT_PRECISION_FP32}, {"fp16", CT_PRECISION_FP16}};
+    {"word", CT_ALIGN_WORD, 0}, {"segment", CT_ALIGN_SEGMENT, 0}, {"none", CT_ALIGN_NONE, 0}};
+static const ct_arg_choice ALIGN_DTYPE[] = {{"fp32", CT_PRECISION_FP32, 0}, {"fp16", CT_PRECISION_FP16, 0}};
 static const ct_arg_choice FORMATS[] = {
-    {"txt", CT_FORMAT_TXT}, {"srt", CT_FORMAT_SRT}, {"vtt", CT_FORMAT_VTT}, {"json", CT_FORMAT_JSON}};
+    {"txt", CT_FORMAT_TXT, 0}, {"srt", CT_FORMAT_SRT, 0}, {"vtt", CT_FORMAT_VTT, 0}, {"json", CT_FORMAT_JSON, 0}};
 
 #define G_VAD "Segmentation (VAD)"
 #define G_ASR "Transcription"

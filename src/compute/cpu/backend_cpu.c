@@ -1,14 +1,22 @@
 /* backend_cpu.c — the CPU backends: host memory, no stream, and two op
  * tables: "cpu-ref" (every op the plain reference) and "cpu" (fast paths for
- * the heavy ops, reference for the rest). */
+ * the heavy ops, reference for the rest); the matrix products' dispatch by
+ * CPU features (cpu_state.h) is decided here, once per backend. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "compute/cpu/blas_budget.h"
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/ref/ops_ref.h"
+
+/* f32 weights through oneDNN (brgemm) instead of OpenBLAS sgemm for M > 4
+ * rows: faster on every encoder shape measured (docs/PERFORMANCE.md,
+ * "oneDNN against OpenBLAS"). */
+#define CT_DNNL_F32 1
 
 static ct_status cpu_alloc(ct_backend *be, size_t bytes, void **ptr) {
     *ptr = NULL;
@@ -38,9 +46,14 @@ static ct_status cpu_memory_info(ct_backend *be, size_t *free_b, size_t *total_b
     return CT_OK;
 }
 static int cpu_supports_weight(ct_backend *be, ct_dtype t) {
-    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16;
+    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8;
 }
-static void cpu_destroy(ct_backend *be) { free(be); }
+static void cpu_destroy(ct_backend *be) {
+    ct_cpu_state *st = be->impl;
+    if (st) ct_dnnl_free(st->dnnl);
+    free(st);
+    free(be);
+}
 
 #define CT_CPU_COMMON                                                                           \
     .version = CT_BACKEND_VERSION, .alloc = cpu_alloc, .free = cpu_free, .to_device = cpu_copy, \
@@ -95,12 +108,81 @@ static const ct_backend_ops cpu_fast_ops = {
 const ct_backend_ops *ct_cpu_ref_ops(void) { return &cpu_ref_ops; }
 const ct_backend_ops *ct_cpu_fast_ops(void) { return &cpu_fast_ops; }
 
+/* st's decisions in one line (a plan assumes oneDNN has every kernel it
+ * asks for; a backend's state says what its probes found). */
+static void describe(const ct_cpu_state *st, char *buf, int cap) {
+    char feats[160];
+    ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
+    const int u8s8 = st->dnnl_u8s8;
+    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
+             feats,
+             st->vnni512 ? (u8s8 ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
+             : st->vnni256 && u8s8 ? "oneDNN u8s8 (AVX-VNNI)"
+                                   : "widened to f32 (no VNNI)",
+             st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
+             st->dnnl_f32 ? "oneDNN (rows > 4), OpenBLAS GEMV" : "OpenBLAS");
+}
+
+/* The dispatch decisions from the CPU's features and the options, before
+ * any oneDNN context exists (doctor describes them without a backend). */
+static void plan(const ct_backend_options *opts, ct_cpu_state *st) {
+    const ct_cpu_features *f = ct_cpu_features_get();
+    st->level = ct_cpu_isa_level(f);
+    if (opts->isa_limit > 0 && opts->isa_limit < st->level) st->level = opts->isa_limit;
+    st->vnni512 = st->level >= CT_ISA_VNNI && f->avx512_vnni;
+    st->vnni256 = st->level >= CT_ISA_VNNI && f->avx_vnni && !f->avx512_vnni;
+    /* oneDNN only where it brings something: int8 on VNNI, bf16 natively
+     * (or forced), f32 where it measured faster; never at the baseline */
+    int bf16 = opts->dnnl_bf16 > 0 || (opts->dnnl_bf16 == 0 && st->level >= CT_ISA_BF16);
+    const int base = opts->isa_limit == CT_ISA_BASELINE;
+    st->dnnl_wanted = ct_dnnl_built() && !base && (st->level >= CT_ISA_VNNI || bf16 || CT_DNNL_F32);
+    st->dnnl_bf16 = st->dnnl_wanted && bf16;
+    st->dnnl_f32 = st->dnnl_wanted && CT_DNNL_F32;
+    st->dnnl_u8s8 = st->dnnl_wanted && (st->vnni512 || st->vnni256);
+}
+
+ct_dtype ct_cpu_auto_dtype(const char **why) {
+    ct_backend_options o = ct_backend_default_options();
+    ct_cpu_state st = {0};
+    plan(&o, &st);
+    if (st.dnnl_bf16) {
+        *why = "the CPU multiplies bf16 natively (AVX512-BF16/AMX) through oneDNN, within the 1e-2 bf16 bound of fp32";
+        return CT_DTYPE_BF16;
+    }
+    *why = st.level >= CT_ISA_BF16 ? "this build has no oneDNN, so bf16 weights would be widened to fp32 (slower)"
+                                   : "no native bf16 on this CPU: bf16 weights would be widened to fp32 (slower than "
+                                     "fp32), and int8 is outside the 1e-2 bound (opt in with --dtype int8)";
+    return CT_DTYPE_F32;
+}
+
+void ct_cpu_dispatch_plan(char *buf, int cap) {
+    ct_backend_options o = ct_backend_default_options();
+    ct_cpu_state st = {0};
+    plan(&o, &st);
+    describe(&st, buf, cap);
+}
+
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out) {
     ct_backend *be = calloc(1, sizeof *be);
     if (!be) return ct_fail(CT_ERR_OOM, "cpu backend");
     be->ops = ops;
     be->threads = opts->threads;
+    ct_cpu_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        free(be);
+        return ct_fail(CT_ERR_OOM, "cpu backend");
+    }
+    be->impl = st;
+    plan(opts, st);
+    if (ops == &cpu_fast_ops && st->dnnl_wanted && ct_dnnl_create(&st->dnnl) != CT_OK)
+        st->dnnl = NULL; /* keep OpenBLAS */
+    /* each product only where oneDNN has a real kernel for it on this CPU
+     * (bf16 needs AVX-512; u8·s8 on AVX-VNNI depends on the version) */
+    st->dnnl_bf16 = st->dnnl && st->dnnl_bf16 && ct_dnnl_probe(st->dnnl, CT_DNNL_BF16) == CT_OK;
+    st->dnnl_f32 = st->dnnl && st->dnnl_f32 && ct_dnnl_probe(st->dnnl, CT_DNNL_F32) == CT_OK;
+    st->dnnl_u8s8 = st->dnnl && st->dnnl_u8s8 && ct_dnnl_probe(st->dnnl, CT_DNNL_U8S8) == CT_OK;
+    ct_error_clear();
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);
     /* The fast ops call cblas from every OpenMP thread at once (attention)
@@ -110,10 +192,21 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     if (ops == &cpu_fast_ops) {
         ct_status s = ct_blas_reserve(omp_get_max_threads() + 1);
         if (s != CT_OK) {
-            free(be);
+            cpu_destroy(be);
             return ct_fail_wrap(s, "cpu backend");
         }
     }
     *out = be;
     return CT_OK;
+}
+
+void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap) {
+    const ct_cpu_state *st = be ? ct_cpu_state_of(be) : NULL;
+    if (!st || be->ops != &cpu_fast_ops) {
+        char feats[160];
+        ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
+        snprintf(buf, (size_t)cap, "reference loops (cpu features: %s)", feats);
+        return;
+    }
+    describe(st, buf, cap);
 }

@@ -13,6 +13,11 @@
 
 ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                         const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
+/* oneDNN's f32/bf16 products (cpu_matmul_dnnl.c): whether the backend
+ * routes a weight dtype there, and the op for M > 4 rows. */
+int ct_cpu_dnnl_takes(const ct_backend *be, ct_dtype wdtype);
+ct_status ct_cpu_matmul_dnnl(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
+                             const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
 ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                                 int B, int Ci, int Co, int P, ct_act act, ct_arena *ws);
 ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,

@@ -10,7 +10,9 @@
 
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_gemv.h"
+#include "compute/cpu/cpu_int8.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/quant.h"
 #include "compute/ref/ops_ref.h"
 
 #define CT_WBLOCK 64   /* output features widened per tile (64 × K floats) */
@@ -51,6 +53,11 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     if (residual == y && act != CT_ACT_NONE)
         return ct_fail(CT_ERR_INVALID_ARG, "matmul: residual aliases y with an activation");
     if (M == 0 || N == 0) return CT_OK;
+    /* int8 weights, and oneDNN where the backend chose it (cpu_int8.c,
+     * cpu_matmul_dnnl.c); everything else stays on OpenBLAS below */
+    if (w->dtype == CT_DTYPE_Q8) return ct_cpu_matmul_q8(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    if (M > CT_GEMV_MAX_M && ct_cpu_dnnl_takes(be, w->dtype))
+        return ct_cpu_matmul_dnnl(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
     /* Decoding: a few rows, memory-bound; the GEMV kernels read each weight
      * once for all rows and apply the whole epilogue as they store. */
     if (M <= CT_GEMV_MAX_M && (w->dtype == CT_DTYPE_F32 || w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16))
@@ -102,7 +109,10 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
     if (w->dtype != CT_DTYPE_F32) {
         float *wf = ct_arena_alloc(ws, sizeof(float) * (size_t)Co * Ci);
         if (!wf) return CT_ERR_OOM;
-        CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
+        if (w->dtype == CT_DTYPE_Q8)
+            for (int o = 0; o < Co; o++) ct_q8_dequantize_row(wf + (size_t)o * Ci, w, o);
+        else
+            CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
         W = wf;
     }
     for (int bb = 0; bb < B; bb++) {

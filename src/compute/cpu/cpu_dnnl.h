@@ -1,0 +1,42 @@
+/* cpu_dnnl.h — the CPU backend's door to oneDNN's matrix products: one
+ * engine and stream per backend, primitives cached by (kind, M, N, K).
+ * Computes c = a · wᵀ with a (M,K) row-major, w (N,K) row-major (a plain
+ * weight matrix as the checkpoint stores it, used in place) and c (M,N)
+ * row-major; no epilogue (the caller's, which needs per-row scales that
+ * oneDNN 2.6 cannot apply). Threads: oneDNN's OpenMP runtime, i.e. the
+ * calling thread's omp_get_max_threads(), the pool the backend sized.
+ * In a build without oneDNN (CT_DNNL=OFF) ct_dnnl_create fails with
+ * CT_ERR_UNSUPPORTED and the backend keeps its OpenBLAS paths. */
+#ifndef CT_COMPUTE_CPU_DNNL_H
+#define CT_COMPUTE_CPU_DNNL_H
+
+#include "core/error.h"
+
+typedef enum ct_dnnl_kind {
+    CT_DNNL_F32 = 0,  /* f32 · f32 → f32 */
+    CT_DNNL_BF16 = 1, /* bf16 · bf16 → f32 */
+    CT_DNNL_U8S8 = 2, /* u8 · s8 → s32 (VNNI) */
+    CT_DNNL_KINDS
+} ct_dnnl_kind;
+
+typedef struct ct_dnnl ct_dnnl;
+
+/* 1 when this build links oneDNN. */
+int ct_dnnl_built(void);
+ct_status ct_dnnl_create(ct_dnnl **out);
+void ct_dnnl_free(ct_dnnl *d);
+
+/* c (M,N) = a (M,K) · w (N,K)ᵀ in the kind's types. Serialised per ct_dnnl
+ * (the cached primitives' memory objects are reused). */
+ct_status ct_dnnl_matmul(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, const void *w, int M, int N, int K);
+
+/* Whether oneDNN has a real (not reference-loop) kernel for the kind on
+ * this CPU: CT_OK, or CT_ERR_UNSUPPORTED (no implementation, or only
+ * oneDNN's slow reference one). The backend asks once per kind. */
+ct_status ct_dnnl_probe(ct_dnnl *d, ct_dnnl_kind kind);
+
+/* The implementation oneDNN picked for the shape (e.g. "brg:avx512_core_vnni"),
+ * for benchmarks and doctor; "" when unavailable. */
+const char *ct_dnnl_impl(ct_dnnl *d, ct_dnnl_kind kind, int M, int N, int K);
+
+#endif

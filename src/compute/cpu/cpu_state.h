@@ -1,0 +1,38 @@
+/* cpu_state.h — what a "cpu"/"cpu-ref" backend decided when it was made:
+ * the dispatch level of its matrix products (the CPU's features capped by
+ * ct_backend_options.isa_limit) and its oneDNN context. Kept in
+ * ct_backend.impl; a backend made without one (impl NULL) takes today's
+ * OpenBLAS path. */
+#ifndef CT_COMPUTE_CPU_STATE_H
+#define CT_COMPUTE_CPU_STATE_H
+
+#include "compute/backend.h"
+#include "compute/cpu/cpu_dnnl.h"
+#include "compute/cpu/cpu_features.h"
+
+typedef struct ct_cpu_state {
+    int level;       /* CT_ISA_BASELINE..CT_ISA_BF16 in use */
+    int vnni512;     /* int8 GEMV on AVX512-VNNI (level ≥ VNNI and the CPU has it) */
+    int vnni256;     /* int8 GEMV on AVX-VNNI (no AVX-512) */
+    int dnnl_bf16;   /* bf16 weights through oneDNN bf16 */
+    int dnnl_f32;    /* f32 weights through oneDNN f32 instead of OpenBLAS */
+    int dnnl_u8s8;   /* int8 rows > 4 through oneDNN u8·s8 (VNNI) */
+    int dnnl_wanted; /* the plan asked for a oneDNN context */
+    ct_dnnl *dnnl;   /* NULL: no oneDNN (build without it, or level BASELINE) */
+} ct_cpu_state;
+
+static inline const ct_cpu_state *ct_cpu_state_of(const ct_backend *be) {
+    return (const ct_cpu_state *)be->impl;
+}
+
+/* One line for doctor/benchmarks: level, features, oneDNN use, as the
+ * backend has it, or (plan) as a default "cpu" backend would. */
+void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap);
+void ct_cpu_dispatch_plan(char *buf, int cap);
+
+/* What --dtype auto picks for the CPU here (F32 or BF16) and why, from the
+ * same plan: native bf16 through oneDNN where the CPU has it, else fp32
+ * (docs/PERFORMANCE.md, "--dtype auto on the CPU"). */
+ct_dtype ct_cpu_auto_dtype(const char **why);
+
+#endif

@@ -356,7 +356,7 @@ static void test_dispatch_levels(void **state) {
     assert_int_equal(ct_cpu_state_of(f->fast)->dnnl_bf16, lvl >= CT_ISA_BF16 && ct_dnnl_built());
     char line[400];
     ct_cpu_dispatch_describe(f->fast, line, sizeof line);
-    assert_non_null(strstr(line, ct_cpu_isa_name(lvl)));
+    assert_non_null(strstr(line, ct_cpu_level_name(lvl)));
     assert_true(f->fast->ops->supports_weight(f->fast, CT_DTYPE_Q8));
 }
 

@@ -212,11 +212,13 @@ int main(int argc, char **argv) {
             return 1;
         }
         memcpy(ref, logits, sizeof(float) * nl);
-        for (int l = 0; l < hp->dec_layers; l++)
+        for (int l = 0; l < hp->dec_layers; l++) { /* CPU caches are float32 (st.act) */
+            float *ck = st.ck[l], *cv = st.cv[l];
             for (size_t i = 0; i < nkv; i++) {
-                st.ck[l][i] = ct_bf16_to_f32(ct_f32_to_bf16(st.ck[l][i]));
-                st.cv[l][i] = ct_bf16_to_f32(ct_f32_to_bf16(st.cv[l][i]));
+                ck[i] = ct_bf16_to_f32(ct_f32_to_bf16(ck[i]));
+                cv[i] = ct_bf16_to_f32(ct_f32_to_bf16(cv[i]));
             }
+        }
         if (ct_decoder_step(w, be, &st, &ws, ids, slot, batch, P, 0, logits) != CT_OK) {
             fprintf(stderr, "bench_decoder: kv check: %s\n", ct_last_error());
             return 1;

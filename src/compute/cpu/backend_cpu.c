@@ -10,6 +10,7 @@
 
 #include "compute/cpu/blas_budget.h"
 #include "compute/cpu/cpu_fast.h"
+#include "compute/cpu/cpu_isa.h"
 #include "compute/cpu/cpu_state.h"
 #include "compute/ref/ops_ref.h"
 
@@ -114,13 +115,13 @@ static void describe(const ct_cpu_state *st, char *buf, int cap) {
     char feats[160];
     ct_cpu_features_describe(ct_cpu_features_get(), feats, sizeof feats);
     const int u8s8 = st->dnnl_u8s8;
-    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s", ct_cpu_isa_name(st->level),
-             feats,
+    snprintf(buf, (size_t)cap, "level %s (cpu features: %s); int8: %s; bf16: %s; f32: %s; rows <= 4: %s GEMV",
+             ct_cpu_level_name(st->level), feats,
              st->vnni512 ? (u8s8 ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
              : st->vnni256 && u8s8 ? "oneDNN u8s8 (AVX-VNNI)"
                                    : "widened to f32 (no VNNI)",
              st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
-             st->dnnl_f32 ? "oneDNN (rows > 4), OpenBLAS GEMV" : "OpenBLAS");
+             st->dnnl_f32 ? "oneDNN" : "OpenBLAS", ct_cpu_isa_name(ct_cpu_isa_best()));
 }
 
 /* The dispatch decisions from the CPU's features and the options, before

@@ -21,7 +21,7 @@ static void detect(ct_cpu_features *f) {
     unsigned a, b, c, d;
     memset(f, 0, sizeof *f);
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
-    const int osxsave = (c >> 27) & 1, fma = (c >> 12) & 1, avx = (c >> 28) & 1;
+    const int osxsave = (c >> 27) & 1, fma = (c >> 12) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
     if (!osxsave || !avx) return;
     const unsigned long long xcr0 = xgetbv0();
     const int ymm_ok = (xcr0 & 0x6) == 0x6;     /* SSE + AVX state */
@@ -33,6 +33,7 @@ static void detect(ct_cpu_features *f) {
     __cpuid_count(7, 1, a, b, c, d);
     const unsigned a71 = a;
     f->fma = fma;
+    f->f16c = f16c;
     f->avx2 = (b7 >> 5) & 1;
     f->avx_vnni = f->avx2 && ((a71 >> 4) & 1);
     if (zmm_ok) {
@@ -65,7 +66,7 @@ int ct_cpu_isa_level(const ct_cpu_features *f) {
     return CT_ISA_BASELINE;
 }
 
-const char *ct_cpu_isa_name(int level) {
+const char *ct_cpu_level_name(int level) {
     switch (level) {
     case CT_ISA_ALL: return "all";
     case CT_ISA_BASELINE: return "baseline";
@@ -77,7 +78,7 @@ const char *ct_cpu_isa_name(int level) {
 
 void ct_cpu_features_describe(const ct_cpu_features *f, char *buf, int cap) {
     if (cap <= 0) return;
-    snprintf(buf, (size_t)cap, "%s%s%s%s%s%s%s%s", f->avx2 ? "avx2 " : "", f->fma ? "fma " : "",
+    snprintf(buf, (size_t)cap, "%s%s%s%s%s%s%s%s%s", f->avx2 ? "avx2 " : "", f->fma ? "fma " : "", f->f16c ? "f16c " : "",
              f->avx512 ? "avx512 " : "", f->avx512_vnni ? "avx512_vnni " : "", f->avx_vnni ? "avx_vnni " : "",
              f->avx512_bf16 ? "avx512_bf16 " : "", f->amx_bf16 ? "amx_bf16 " : "", f->amx_int8 ? "amx_int8 " : "");
     size_t n = strlen(buf);

@@ -6,7 +6,7 @@
 #define CT_COMPUTE_CPU_FEATURES_H
 
 typedef struct ct_cpu_features {
-    int avx2, fma;
+    int avx2, fma, f16c;
     int avx512; /* F + BW + VL + DQ, the set oneDNN's avx512_core needs */
     int avx512_vnni, avx_vnni;
     int avx512_bf16, amx_bf16, amx_int8;
@@ -26,7 +26,7 @@ enum {
 /* The highest level the CPU reaches (CT_ISA_BASELINE..CT_ISA_BF16). */
 int ct_cpu_isa_level(const ct_cpu_features *f);
 /* "baseline", "vnni", "bf16" (and "all" for 0). */
-const char *ct_cpu_isa_name(int level);
+const char *ct_cpu_level_name(int level);
 /* One line naming the features found, e.g. "avx2 fma avx512 avx512_vnni". */
 void ct_cpu_features_describe(const ct_cpu_features *f, char *buf, int cap);
 

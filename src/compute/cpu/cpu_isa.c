@@ -3,15 +3,15 @@
 
 #include <string.h>
 
+#include "compute/cpu/cpu_features.h"
+
+/* From the one cpuid/XCR0 reader (cpu_features.c), so that a CPU whose OS or
+ * hypervisor does not save the ymm/zmm state reports the wide levels absent
+ * here exactly as it does for the matrix-product dispatch. */
 static ct_cpu_isa detect(void) {
-    __builtin_cpu_init();
-    /* libgcc's cpuid check also asks the OS (xgetbv) whether it saves the
-     * ymm/zmm state, so a CPU with the instructions under an OS or hypervisor
-     * that disables them reports them absent. */
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-        return CT_CPU_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-        return CT_CPU_ISA_AVX2;
+    const ct_cpu_features *f = ct_cpu_features_get();
+    if (f->avx512) return CT_CPU_ISA_AVX512; /* F + DQ + BW + VL */
+    if (f->avx2 && f->fma && f->f16c) return CT_CPU_ISA_AVX2;
     return CT_CPU_ISA_PLAIN;
 }
 

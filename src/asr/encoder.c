@@ -39,6 +39,12 @@ size_t ct_encoder_ws_bytes(const ct_asr_hparams *hp, int B, int T, int threads) 
     if (d > K) K = d;
     if (C * 16 > K) K = C * 16;
     size_t tiles = nth * 64 * K + C * C;
+    /* a CPU backend without native 16-bit products widens a whole 16-bit
+     * weight (at most enc_ff × d) and keeps an (BT, N) product beside it
+     * (cpu_matmul_dnnl.c); with less room it multiplies in smaller blocks */
+    size_t BT = (size_t)B * T3, ff = (size_t)hp->enc_ff > 2 * d ? (size_t)hp->enc_ff : 2 * d;
+    size_t widened = ff * d + BT * ff;
+    if (widened > tiles) tiles = widened;
     return fbytes(attn > tiles ? attn : tiles) + 4096;
 }
 

@@ -56,8 +56,12 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     /* int8 weights, and oneDNN where the backend chose it (cpu_int8.c,
      * cpu_matmul_dnnl.c); everything else stays on OpenBLAS below */
     if (w->dtype == CT_DTYPE_Q8) return ct_cpu_matmul_q8(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
-    if (M > CT_GEMV_MAX_M && ct_cpu_dnnl_takes(be, w->dtype))
-        return ct_cpu_matmul_dnnl(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    if (M > CT_GEMV_MAX_M && ct_cpu_dnnl_takes(be, w->dtype)) {
+        ct_status rc = ct_cpu_matmul_dnnl(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+        /* out of workspace (a widened block or a row's bf16 copy did not
+         * fit): the paths below need none or only one tile per thread */
+        if (rc != CT_ERR_OOM) return rc;
+    }
     /* Decoding: a few rows, memory-bound; the GEMV kernels read each weight
      * once for all rows and apply the whole epilogue as they store. */
     if (M <= CT_GEMV_MAX_M && (w->dtype == CT_DTYPE_F32 || w->dtype == CT_DTYPE_BF16 || w->dtype == CT_DTYPE_F16))

@@ -1,6 +1,7 @@
 /* cpu_matmul_dnnl.c — dense layers with f32 or bf16 weights through
  * oneDNN (when the backend chose it: native bf16 on AVX512-BF16/AMX, or
- * forced for tests; f32 where it measured faster than OpenBLAS). bf16 runs
+ * forced for tests; f32 where it measured faster than OpenBLAS, and bf16/f16
+ * weights widened to f32 for that kernel where there is no native one). bf16 runs
  * bf16 activations × bf16 weights → f32, so activations are rounded to bf16
  * per call. Rows go in chunks that fit the op's workspace; the epilogue
  * (bias, activation, residual) is one pass after each chunk. Decoding rows
@@ -14,7 +15,52 @@
 int ct_cpu_dnnl_takes(const ct_backend *be, ct_dtype wdtype) {
     const ct_cpu_state *st = ct_cpu_state_of(be);
     if (!st || !st->dnnl) return 0;
-    return (wdtype == CT_DTYPE_BF16 && st->dnnl_bf16) || (wdtype == CT_DTYPE_F32 && st->dnnl_f32);
+    if (wdtype == CT_DTYPE_BF16 && st->dnnl_bf16) return 1;
+    /* 16-bit weights without native products: widened to f32 in blocks of
+     * rows, then oneDNN's f32 kernel (widened_dnnl below) */
+    return st->dnnl_f32 && (wdtype == CT_DTYPE_F32 || wdtype == CT_DTYPE_BF16 || wdtype == CT_DTYPE_F16);
+}
+
+/* bf16/f16 weights where the CPU has no native 16-bit product: widen a block
+ * of NB weight rows to f32 in the workspace (in parallel; each weight byte is
+ * read once per call), multiply with oneDNN f32 into an (M, NB) buffer, and
+ * let the epilogue write the block's columns of y. oneDNN's f32 brgemm ran
+ * 1.4–1.5× OpenBLAS sgemm on the encoder's shapes here (PERFORMANCE.md), and
+ * widening a whole matrix costs far less than the product it feeds once M is
+ * more than a few rows. */
+static ct_status widened_dnnl(const ct_cpu_state *st, float *y, const float *x, const ct_tensor *w, const float *b,
+                              const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    const int bf16 = w->dtype == CT_DTYPE_BF16;
+    const size_t used = ct_arena_mark(ws), slack = 4 * CT_ARENA_ALIGN;
+    const size_t avail = ws->cap > used + slack ? ws->cap - used - slack : 0;
+    const size_t per_col = sizeof(float) * ((size_t)K + (size_t)M); /* a widened row + its output column */
+    int NB = avail / per_col >= (size_t)N ? N : (int)(avail / per_col);
+    if (NB < N && NB > 64) NB &= ~63;
+    if (NB < 16 && NB < N) return CT_ERR_OOM; /* caller falls back to the tiled OpenBLAS path */
+    float *wf = ct_arena_alloc(ws, sizeof(float) * (size_t)NB * K);
+    float *out = ct_arena_alloc(ws, sizeof(float) * (size_t)M * NB);
+    if (!wf || !out) {
+        ct_arena_rewind(ws, used);
+        return CT_ERR_OOM;
+    }
+    ct_status rc = CT_OK;
+    for (int n0 = 0; n0 < N && rc == CT_OK; n0 += NB) {
+        const int nb = N - n0 < NB ? N - n0 : NB;
+        const uint16_t *src = (const uint16_t *)w->data + (size_t)n0 * K;
+#pragma omp parallel for schedule(static) if ((size_t)nb * K > CT_PAR_MIN)
+        for (int r = 0; r < nb; r++) ct_widen_half(wf + (size_t)r * K, src + (size_t)r * K, (size_t)K, bf16);
+        rc = ct_dnnl_matmul(st->dnnl, CT_DNNL_F32, out, x, wf, M, nb, K);
+        if (rc != CT_OK) break;
+#pragma omp parallel for schedule(static) if ((size_t)M * nb > CT_PAR_MIN)
+        for (int m = 0; m < M; m++) { /* residual may be y: read before the store, per element */
+            float *o = out + (size_t)m * nb;
+            ct_fast_bias_act(o, b ? b + n0 : NULL, residual ? residual + (size_t)m * N + n0 : NULL, alpha, (int)act,
+                             nb);
+            memcpy(y + (size_t)m * N + n0, o, sizeof(float) * (size_t)nb);
+        }
+    }
+    ct_arena_rewind(ws, used);
+    return rc;
 }
 
 /* x rows → bf16 (round to nearest even, as torch's .to(bfloat16)). */
@@ -27,6 +73,10 @@ ct_status ct_cpu_matmul_dnnl(ct_backend *be, float *y, const float *x, const ct_
                              const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
     // y (M,N), x (M,K), w (N,K) f32 or bf16, b (N), residual (M,N)
     const ct_cpu_state *st = ct_cpu_state_of(be);
+    if (w->dtype == CT_DTYPE_F16 || (w->dtype == CT_DTYPE_BF16 && !st->dnnl_bf16)) {
+        ct_status rc = widened_dnnl(st, y, x, w, b, residual, alpha, act, M, N, K, ws);
+        return rc == CT_OK || rc == CT_ERR_OOM ? rc : ct_fail_wrap(rc, "matmul %dx%dx%d widened", M, N, K);
+    }
     const int bf16 = w->dtype == CT_DTYPE_BF16;
     const int raw_in_y = residual != y;
     const size_t per_row = (bf16 ? 2 * (size_t)K : 0) + (raw_in_y ? 0 : sizeof(float) * (size_t)N);

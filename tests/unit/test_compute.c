@@ -13,17 +13,7 @@
 #include "testutil.h"
 
 static uint64_t rng_state = 88172645463325252ull;
-static float frand(void) { /* uniform in [-1, 1) */
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
-}
-static float *rnd(size_t n) {
-    float *p = malloc(sizeof(float) * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) p[i] = frand();
-    return p;
-}
+static float *rnd(size_t n) { return ct_test_rnd(&rng_state, n); } /* uniform in [-1, 1) */
 
 typedef struct fixture {
     ct_backend *ref, *fast;

@@ -132,3 +132,16 @@ const char *ct_test_join(const char *dir, const char *rel) {
     snprintf(buf[k], sizeof buf[k], "%s/%s", dir, rel);
     return buf[k];
 }
+
+float ct_test_frand(uint64_t *state) {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (float)((*state >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
+}
+
+float *ct_test_rnd(uint64_t *state, size_t n) {
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; p && i < n; i++) p[i] = ct_test_frand(state);
+    return p;
+}

@@ -66,4 +66,11 @@ void ct_test_limit_file_size(size_t bytes);
 double ct_max_abs_diff(const float *a, const float *b, size_t n);
 double ct_rel_l2(const float *a, const float *b, size_t n);
 
+
+/* xorshift64 uniform floats in [-1, 1) from *state (each test file keeps
+ * its own seed, so its data does not depend on other files' draws). */
+float ct_test_frand(uint64_t *state);
+/* n such floats, malloc'd (one element when n is 0); the caller frees. */
+float *ct_test_rnd(uint64_t *state, size_t n);
+
 #endif

@@ -1,15 +1,18 @@
 /* backend.h — the compute backend interface: memory, streams and the ops the
  * Cohere ASR model needs, as one versioned table of function pointers.
  *
- * The model code (src/asr) is written once against ct_backend_* calls; each
- * backend fills a ct_backend_ops table: "cpu-ref" (plain float32 reference
- * loops, the definition of every op), "cpu" (OpenBLAS sgemm + OpenMP fast
- * paths, bf16 weights converted per tile), and later "cuda" (src/compute/cuda,
- * registered in backend.c under CT_HAVE_CUDA; src/asr never sees that macro).
+ * The model code (src/asr) is written once against these ops, called
+ * through compute/ops.h; each backend fills a ct_backend_ops table:
+ * "cpu-ref" (plain float32 reference loops, the definition of every op),
+ * "cpu" (OpenBLAS/oneDNN products, GEMV kernels for decoding, int8 on VNNI,
+ * OpenMP fast paths) and "cuda" (src/compute/cuda, registered in backend.c
+ * under CT_HAVE_CUDA; src/asr never sees that macro).
  *
  * Conventions for every op:
  * - outputs first, then inputs, weights, sizes; a shape comment per pointer;
- * - activation pointers are float32 in backend memory (host memory on CPU);
+ * - activation pointers of the version 1-2 entries are float32 in backend
+ *   memory (host memory on CPU); the version 3 entries take ct_buf views that
+ *   carry their element type (bf16/f16 activations on CUDA);
  * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it,
  *   Q8 int8 rows on the CPU backends;
  *   biases, norms and other small parameters are always f32);

@@ -12,52 +12,10 @@
 
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/cpu/cpu_vec.h"
 #include "compute/ref/ops_ref.h"
 
-/* ---- 16-lane exp, GELU and softmax (GCC/Clang vector extensions) --------
- * The scalar loops over ct_fast_expf / libm's erff do not vectorise in this
- * build (the inlined bit casts defeat the vectoriser under omp simd), and the
- * attention's T×T exponentials per head and the 280 M GELUs of a 34 s window
- * were a third of the forward pass. 16 lanes: on the generic x86-64 build the
- * compiler lowers them to four SSE2 operations each; the target_clones below
- * add AVX2 and AVX-512 versions picked at load time (glibc ifunc). No clone
- * contracts a·b + c into an FMA (ISO C mode: -ffp-contract=off), so they all
- * compute the same values. */
-#define CT_V 16
-typedef float vf __attribute__((vector_size(CT_V * 4)));
-typedef int32_t vi __attribute__((vector_size(CT_V * 4)));
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define CT_VCLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CT_VCLONES
-#endif
-/* Macros and pointer arguments, not vectors by value: a 64-byte vector
- * passed by value is an ABI question GCC warns about (-Wpsabi) even when
- * every call is inlined. */
-#define V_SELECT(m, a, b) ((vf)(((m) & (vi)(a)) | (~(m) & (vi)(b))))
-#define V_SPLAT(x) ((vf){0} + (x))
-
-/* ct_fast_expf (cpu_math.h) lane by lane, in place: Cephes' polynomial after
- * the 1.5·2²³ round-to-nearest range reduction, inputs clamped to
- * [−87.3, 88.37]; the same operations, so each lane equals ct_fast_expf. */
-static inline void v_exp(vf *v) {
-    const vf lo = V_SPLAT(-87.3f), hi = V_SPLAT(88.37f);
-    vf x = *v;
-    x = V_SELECT(x < lo, lo, x);
-    x = V_SELECT(x > hi, hi, x);
-    vf t = x * 1.44269504088896341f + 12582912.0f;
-    vf n = t - 12582912.0f;
-    vi ni = (vi)t - 0x4b400000;
-    vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    vf r2 = r * r;
-    vf p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r2 + r + 1.0f;
-    *v = p * (vf)((ni + 127) << 23);
-}
+/* ---- GELU and softmax over the shared 16-lane vectors (cpu_vec.h) ---- */
 
 /* Exact GELU x·½(1 + erf(x/√2)) in place, with erfc from Abramowitz & Stegun
  * 7.1.26 (|error| ≤ 1.5e-7 on erf): for z = |x|/√2, E = P(t)·e^(−z²),

@@ -145,3 +145,19 @@ float *ct_test_rnd(uint64_t *state, size_t n) {
     for (size_t i = 0; p && i < n; i++) p[i] = ct_test_frand(state);
     return p;
 }
+
+int ct_test_near_tie(int clip, const int32_t *ours, int n, const int32_t *ref, int nref, const float *ref_logits,
+                     int V, double near_tie) {
+    int k = 0;
+    while (k < nref && k < n && ours[k] == ref[k]) k++;
+    if (k == nref && n == nref) return 1;
+    if (k >= nref || k >= n) fail_msg("clip %d: %d tokens, the reference %d, equal up to the shorter", clip, n, nref);
+    const int mine = ours[k];
+    assert_true(mine >= 0 && mine < V);
+    const double gap = ref_logits[(size_t)k * V + ref[k]] - ref_logits[(size_t)k * V + mine];
+    printf("  clip %d: departs from the reference at step %d (%d vs %d), fp32 gap %.4f\n", clip, k, mine, ref[k], gap);
+    if (!(gap < near_tie))
+        fail_msg("clip %d: step %d chose %d over the reference's %d, %.3f below it in fp32: not a near tie", clip, k,
+                 mine, ref[k], gap);
+    return 0;
+}

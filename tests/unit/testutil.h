@@ -73,4 +73,16 @@ float ct_test_frand(uint64_t *state);
 /* n such floats, malloc'd (one element when n is 0); the caller frees. */
 float *ct_test_rnd(uint64_t *state, size_t n);
 
+
+/* The near-tie rule for 16-bit engines against an fp32 reference
+ * (docs/TESTING.md): our n tokens equal the reference's nref entirely, or
+ * the first step where they differ is one where the reference's fp32 logits
+ * ref_logits (nref, V) for its token and ours lie within near_tie; after it
+ * the row follows another legitimate path and is not compared. Fails the
+ * test otherwise (also when one is a strict prefix of the other). Returns
+ * 1 when the tokens are identical (the caller then checks the stop reason),
+ * 0 after a near-tie departure. */
+int ct_test_near_tie(int clip, const int32_t *ours, int n, const int32_t *ref, int nref, const float *ref_logits,
+                     int V, double near_tie);
+
 #endif

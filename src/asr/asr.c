@@ -220,7 +220,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     int nth = omp_get_max_threads();
     if (a->threads > nth) nth = a->threads;
     size_t ws_e = ct_encoder_ws_bytes(hp, B, T, nth);
-    size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, nth) + sizeof(float) * (size_t)B * hp->vocab + 4096;
+    size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, nth) + ct_generate_ws_bytes(hp, B, max_new) + 4096;
     if ((s = reserve(be, &a->act, act_b)) != CT_OK || (s = reserve(be, &a->ws, ws_e > ws_d ? ws_e : ws_d)) != CT_OK)
         goto done;
     out->arena_bytes = a->act.cap + a->ws.cap;

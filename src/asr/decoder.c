@@ -133,13 +133,40 @@ void ct_decoder_state_free(ct_decoder_state *st) {
         }                                          \
     } while (0)
 
-ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
-                          const int32_t *ids, const int *slot, int n, int S, int pos0, float *logits) {
+/* Where a step's token ids and position come from: host arrays (any S,
+ * pos0 on the host) or int32 backend memory (S = 1, ct_decoder_step_dev). */
+typedef struct step_in {
+    const int32_t *ids; /* host (n·S), or NULL */
+    int pos0;
+    const int32_t *ids_dev, *pos_dev; /* backend memory, or NULL */
+} step_in;
+
+static ct_status step_embed(ct_backend *be, ct_decoder_state *st, ct_buf x, const step_in *in, int n, int S,
+                            const ct_asr_weights *w, int d) {
+    if (in->ids_dev) return ct_op_embed_dev(be, x, in->ids_dev, in->pos_dev, n, &w->tok_emb, &w->pos_emb, d);
+    int32_t *positions = st->positions; /* n·S ≤ slots·Smax since pos0 + S ≤ Smax */
+    for (int r = 0; r < n; r++)
+        for (int s = 0; s < S; s++) positions[r * S + s] = in->pos0 + s;
+    return ct_op_embed(be, x, in->ids, positions, n * S, &w->tok_emb, &w->pos_emb, d);
+}
+
+static ct_status step_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const step_in *in, const int *slot, int n,
+                               int S, int Smax, int d) {
+    if (in->pos_dev) return ct_op_kv_write_dev(be, cache, src, slot, n, in->pos_dev, Smax, d);
+    return ct_op_kv_write(be, cache, src, slot, n, S, in->pos0, Smax, d);
+}
+
+static ct_status step_attn(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const step_in *in,
+                           const int *slot, int n, int S, int Smax, int H, int Dh, ct_arena *ws) {
+    if (in->pos_dev) return ct_op_attn_causal_dev(be, out, q, kc, vc, slot, n, in->pos_dev, Smax, H, Dh, ws);
+    return ct_op_attn_causal(be, out, q, kc, vc, slot, n, S, in->pos0, Smax, H, Dh, ws);
+}
+
+static ct_status step_run(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
+                          const step_in *in, const int *slot, int n, int S, float *logits) {
     const ct_asr_hparams *hp = &w->hp;
     const int d = hp->d_dec, H = hp->dec_heads, Dh = d / H, M = n * S;
     const float eps = 1e-5f;
-    if (pos0 < 0 || pos0 + S > st->Smax)
-        return ct_fail(CT_ERR_LIMIT, "decoder: positions %d..%d exceed the cache of %d", pos0, pos0 + S - 1, st->Smax);
     const ct_dtype at = st->act, f32 = CT_DTYPE_F32;
     size_t mark = ct_arena_mark(ws);
     ct_buf x, h, q, k, v, att, f, last, lastn;
@@ -152,16 +179,12 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     ALLOC(f, (size_t)M * (hp->dec_ff > d ? hp->dec_ff : d), at);
     ALLOC(last, (size_t)n * d, f32);
     ALLOC(lastn, (size_t)n * d, at);
-    /* ids and positions are host arrays (backend.h convention) */
     if (n > st->slots) {
         ct_arena_rewind(ws, mark);
         return ct_fail(CT_ERR_INVALID_ARG, "decoder: %d rows for %d slots", n, st->slots);
     }
-    int32_t *positions = st->positions; /* n·S ≤ slots·Smax since pos0 + S ≤ Smax */
-    for (int r = 0; r < n; r++)
-        for (int s = 0; s < S; s++) positions[r * S + s] = pos0 + s;
     /* x = LN_emb(tok[id] + pos[p]) */
-    TRY(ct_op_embed(be, x, ids, positions, M, &w->tok_emb, &w->pos_emb, d));
+    TRY(step_embed(be, st, x, in, n, S, w, d));
     TRY(ct_op_layer_norm(be, x, x, F32(w->emb_ln_g), F32(w->emb_ln_b), M, d, eps));
     for (int l = 0; l < hp->dec_layers; l++) {
         const ct_dec_layer *L = &w->dec[l];
@@ -172,9 +195,9 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
         TRY(ct_op_matmul(be, q, h, &L->sq_w, F32(L->sq_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
         TRY(ct_op_matmul(be, k, h, &L->sk_w, F32(L->sk_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
         TRY(ct_op_matmul(be, v, h, &L->sv_w, F32(L->sv_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(ct_op_kv_write(be, sk, k, slot, n, S, pos0, st->Smax, d));
-        TRY(ct_op_kv_write(be, sv, v, slot, n, S, pos0, st->Smax, d));
-        TRY(ct_op_attn_causal(be, att, q, sk, sv, slot, n, S, pos0, st->Smax, H, Dh, ws));
+        TRY(step_kv_write(be, sk, k, in, slot, n, S, st->Smax, d));
+        TRY(step_kv_write(be, sv, v, in, slot, n, S, st->Smax, d));
+        TRY(step_attn(be, att, q, sk, sv, in, slot, n, S, st->Smax, H, Dh, ws));
         TRY(ct_op_matmul(be, x, att, &L->so_w, F32(L->so_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
         /* x += CrossAttn(LN2(x), enc) */
         TRY(ct_op_layer_norm(be, h, x, F32(L->ln2_g), F32(L->ln2_b), M, d, eps));
@@ -199,4 +222,18 @@ ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
                      1.0f, CT_ACT_NONE, n, hp->vocab, d, ws));
     ct_arena_rewind(ws, mark);
     return CT_OK;
+}
+
+ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
+                          const int32_t *ids, const int *slot, int n, int S, int pos0, float *logits) {
+    if (pos0 < 0 || pos0 + S > st->Smax)
+        return ct_fail(CT_ERR_LIMIT, "decoder: positions %d..%d exceed the cache of %d", pos0, pos0 + S - 1, st->Smax);
+    step_in in = {ids, pos0, NULL, NULL};
+    return step_run(w, be, st, ws, &in, slot, n, S, logits);
+}
+
+ct_status ct_decoder_step_dev(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
+                              const int32_t *ids_dev, const int32_t *pos_dev, const int *slot, int n, float *logits) {
+    step_in in = {NULL, 0, ids_dev, pos_dev};
+    return step_run(w, be, st, ws, &in, slot, n, 1, logits);
 }

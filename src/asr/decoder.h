@@ -42,5 +42,11 @@ void ct_decoder_state_free(ct_decoder_state *st);
  * logits (n, vocab) float32 in backend memory. Scratch from ws (rewound). */
 ct_status ct_decoder_step(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
                           const int32_t *ids, const int *slot, int n, int S, int pos0, float *logits);
+/* The same for one position (S = 1) whose ids (n) and position (1) are
+ * int32 backend memory (ct_greedy_state's ids and pos): the step the
+ * device loop (generate_dev.c) replays as a graph. The caller keeps the
+ * position inside the cache and the ids inside the vocabulary. */
+ct_status ct_decoder_step_dev(const ct_asr_weights *w, ct_backend *be, ct_decoder_state *st, ct_arena *ws,
+                              const int32_t *ids_dev, const int32_t *pos_dev, const int *slot, int n, float *logits);
 
 #endif

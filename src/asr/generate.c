@@ -1,11 +1,13 @@
 /* generate.c — greedy decoding loop: prompt step, then one token per active
  * row; rows that stop are dropped from the slot list so later steps only
- * compute the rows still running. */
+ * compute the rows still running. The same loop with its state on the
+ * device, replayed as a graph, is generate_dev.c (chosen here). */
 #include "asr/generate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "asr/generate_dev.h"
 #include "compute/ops.h"
 
 const char *ct_stop_reason_name(ct_stop_reason r) {
@@ -20,6 +22,13 @@ const char *ct_stop_reason_name(ct_stop_reason r) {
 int ct_generate_cache_positions(const ct_asr_hparams *hp, int prompt_len, int max_new_tokens) {
     long n = (long)prompt_len + max_new_tokens;
     return n > hp->max_pos ? hp->max_pos : (int)n;
+}
+
+size_t ct_generate_ws_bytes(const ct_asr_hparams *hp, int B, int max_new_tokens) {
+    size_t n = (size_t)B, t = (size_t)(max_new_tokens > 0 ? max_new_tokens : 1);
+    /* logits (B, V) f32; ids, tokens, count, stop, forced, row budgets,
+     * pos, active: int32; each allocation rounded to the arena alignment */
+    return sizeof(float) * n * (size_t)hp->vocab + sizeof(int32_t) * (2 * n * t + 4 * n + 2) + 12 * CT_ARENA_ALIGN;
 }
 
 void ct_generate_rows_free(ct_generate_row *rows, int B) {
@@ -48,6 +57,14 @@ ct_status ct_generate_greedy(const ct_asr_weights *w, ct_backend *be, ct_decoder
                 return ct_fail(CT_ERR_INVALID_ARG, "generate: row %d budget %d (1..%d)", b, opts->row_max_new_tokens[b],
                                opts->max_new_tokens);
     memset(rows, 0, sizeof *rows * (size_t)B);
+    if (opts->loop < CT_LOOP_AUTO || opts->loop > CT_LOOP_DEVICE_EAGER)
+        return ct_fail(CT_ERR_INVALID_ARG, "generate: loop %d", opts->loop);
+    int dev = opts->loop == CT_LOOP_DEVICE || opts->loop == CT_LOOP_DEVICE_EAGER ||
+              (opts->loop == CT_LOOP_AUTO && !opts->keep_logits && ct_backend_has_device_steps(be) &&
+               ct_backend_has_graphs(be));
+    if (dev)
+        return ct_generate_greedy_dev(w, be, st, ws, prompts, P, opts, budget, at_budget,
+                                      opts->loop != CT_LOOP_DEVICE_EAGER, rows);
     ct_status s = CT_OK;
     int *slot = malloc(sizeof(int) * (size_t)B);
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)B * P), *next = malloc(sizeof(int32_t) * (size_t)B);

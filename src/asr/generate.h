@@ -35,7 +35,19 @@ typedef struct ct_generate_options {
      * logits its scores); EOS does not stop a forced row, the budget does.
      * The basis of parity along a reference's path and of forced alignment. */
     const int32_t *forced;
+    /* Where the loop runs (generate_dev.c): CT_LOOP_AUTO takes the device
+     * loop, captured as a graph, on a backend that captures graphs (CUDA)
+     * unless keep_logits, else the host loop; the others force one (the
+     * device loop refuses keep_logits; DEVICE_EAGER runs its steps without
+     * a graph, on any backend with the version 4 step ops). */
+    int loop;
 } ct_generate_options;
+
+enum { CT_LOOP_AUTO = 0, CT_LOOP_HOST = 1, CT_LOOP_DEVICE = 2, CT_LOOP_DEVICE_EAGER = 3 };
+
+/* Workspace bytes the loop takes beyond the decoder step's
+ * (ct_decoder_step_bytes): the logits and the device loop's state. */
+size_t ct_generate_ws_bytes(const ct_asr_hparams *hp, int B, int max_new_tokens);
 
 typedef struct ct_generate_row {
     int32_t *tokens; /* (n_tokens) malloc'd, generated ids after the prompt */

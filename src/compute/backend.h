@@ -34,8 +34,11 @@
 
 /* 2: conv1d, conv1d_grouped, gelu, add, attn_full (wav2vec2 aligner).
  * 3: typed activations: the ct_buf entries at the end (docs/ARCHITECTURE.md,
- *    "Activation dtypes"); model code calls them through compute/ops.h. */
-#define CT_BACKEND_VERSION 3
+ *    "Activation dtypes"); model code calls them through compute/ops.h.
+ * 4: decoding steps on the device: the step ops that read their token ids
+ *    and position from backend memory, the greedy step, and graph capture
+ *    (docs/ARCHITECTURE.md, "Decoder steps on the device"). */
+#define CT_BACKEND_VERSION 4
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -56,6 +59,24 @@ static inline ct_buf ct_buf_make(void *data, ct_dtype dtype) {
 }
 static inline ct_buf ct_buf_f32(const float *data) { return ct_buf_make((void *)(uintptr_t)data, CT_DTYPE_F32); }
 #define CT_BUF_NONE (ct_buf_make(NULL, CT_DTYPE_F32))
+
+/* The greedy decoder's per-row state in backend memory (version 4): what a
+ * decoding step reads and writes, so that steps need no host round trip and
+ * replay as one captured graph. Every pointer is int32 backend memory; the
+ * stop codes are the caller's (compute/ knows no ASR stop reasons). */
+typedef struct ct_greedy_state {
+    int32_t *ids;    /* (n) the next step's input ids */
+    int32_t *pos;    /* (1) the position of the last step run; +1 per greedy step */
+    int32_t *tokens; /* (n, budget) each row's chosen ids */
+    int32_t *count;  /* (n) tokens chosen so far (0 at start) */
+    int32_t *stop;   /* (n) 0 while the row runs, else the stop code written */
+    int32_t *active; /* (1) rows whose stop is 0 */
+    const int32_t *forced;     /* (n, forced_stride): the input after a row's g-th token, or NULL */
+    const int32_t *row_budget; /* (n) a budget per row, or NULL */
+    int budget, forced_stride;
+    int32_t eos;       /* stop_eos written when a row chooses it (0: never stops at EOS) */
+    int stop_eos, stop_budget, stop_row_budget;
+} ct_greedy_state;
 
 typedef struct ct_backend_ops {
     int version; /* CT_BACKEND_VERSION the table was written for */
@@ -215,6 +236,40 @@ typedef struct ct_backend_ops {
     /* y = x converted elementwise (round to nearest even), n elements; the
      * only new op of version 3. NULL: same-type copies only. */
     ct_status (*convert)(ct_backend *be, ct_buf y, ct_buf x, size_t n);
+
+    /* ---- version 4: decoding steps on the device --------------------------
+     * One decoder position (S = 1) for rows 0..n−1 whose ids and position
+     * are int32 backend memory (ct_greedy_state's ids and pos), so a step's
+     * launches do not change from one step to the next and replay as a
+     * graph. Same results as embed_t, kv_write_t and attn_causal_t with
+     * S = 1, pos0 = *pos, positions all *pos. A position or id outside the
+     * tables writes NaN rows (embed_dev) or nothing (kv_write_dev): the
+     * device cannot fail an op; the caller keeps them in range. */
+    ct_status (*embed_dev)(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *pos, int n,
+                           const ct_tensor *tok, const ct_tensor *posemb, int D);
+    ct_status (*kv_write_dev)(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                              int Smax, int D);
+    ct_status (*attn_causal_dev)(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                 const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+    /* One greedy step over logits (n, V) f32, row r ↔ state row r. For each
+     * row with stop[r] = 0: t = argmax (ties and NaN as argmax);
+     * tokens[r][count[r]++] = t; then stop[r] = stop_eos if stop_eos and
+     * t = eos and no forcing, else stop_budget if count ≥ budget, else
+     * stop_row_budget if row_budget and count ≥ row_budget[r] (active −1
+     * for each row that stops); a row still running gets ids[r] = forced ?
+     * forced[r·forced_stride + count − 1] : t. Finally *pos += 1. Rows that
+     * stopped are left alone. Host loop's rules exactly (asr/generate.c). */
+    ct_status (*greedy_step)(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V);
+    /* Graph capture: between graph_begin and graph_end the ops are recorded,
+     * not run; graph_launch replays them (same buffers, same sizes, the
+     * backend-memory inputs read at replay time). graph_end always ends the
+     * capture and fails when an op could not be recorded (a host array that
+     * changed inside the capture). NULL entries (CPU): no graphs, the caller
+     * runs the ops each time. */
+    ct_status (*graph_begin)(ct_backend *be);
+    ct_status (*graph_end)(ct_backend *be, void **graph);
+    ct_status (*graph_launch)(ct_backend *be, void *graph);
+    void (*graph_free)(ct_backend *be, void *graph);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -146,3 +146,42 @@ ct_status ct_op_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n) {
     if (y.data == x.data || n == 0) return CT_OK;
     return be->ops->copy(be, y.data, x.data, ct_buf_bytes(x, n));
 }
+
+/* ---- version 4 ------------------------------------------------------------ */
+#define HAS_V4(e) (be->ops->version >= 4 && be->ops->e)
+
+int ct_backend_has_device_steps(const ct_backend *be) {
+    return HAS_V4(embed_dev) && HAS_V4(kv_write_dev) && HAS_V4(attn_causal_dev) && HAS_V4(greedy_step);
+}
+
+int ct_backend_has_graphs(const ct_backend *be) {
+    return HAS_V4(graph_begin) && HAS_V4(graph_end) && HAS_V4(graph_launch) && HAS_V4(graph_free);
+}
+
+static ct_status no_v4(const ct_backend *be, const char *op) {
+    return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: no %s (table version %d)", be->ops->name, op, be->ops->version);
+}
+
+ct_status ct_op_embed_dev(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *pos, int n, const ct_tensor *tok,
+                          const ct_tensor *posemb, int D) {
+    if (!HAS_V4(embed_dev)) return no_v4(be, "embed_dev");
+    return be->ops->embed_dev(be, y, ids, pos, n, tok, posemb, D);
+}
+
+ct_status ct_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                             int Smax, int D) {
+    if (!HAS_V4(kv_write_dev)) return no_v4(be, "kv_write_dev");
+    return be->ops->kv_write_dev(be, cache, src, slot, n, pos, Smax, D);
+}
+
+ct_status ct_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
+    if (!HAS_V4(attn_causal_dev)) return no_v4(be, "attn_causal_dev");
+    return be->ops->attn_causal_dev(be, out, q, kc, vc, slot, n, pos, Smax, H, Dh, ws);
+}
+
+ct_status ct_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V) {
+    if (!HAS_V4(greedy_step)) return no_v4(be, "greedy_step");
+    if (logits.dtype != CT_DTYPE_F32) return ct_fail(CT_ERR_UNSUPPORTED, "greedy_step: logits must be float32");
+    return be->ops->greedy_step(be, g, logits, n, V);
+}

@@ -68,6 +68,21 @@ ct_status ct_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N);
 /* y = x elementwise in y's type, n elements; same types: a copy. */
 ct_status ct_op_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n);
 
+/* Version 4 (backend.h): one decoder position whose ids and position are
+ * int32 backend memory. y f32; cache, src, out, q, kc, vc act. A backend
+ * without the entry refuses (CT_ERR_UNSUPPORTED). */
+ct_status ct_op_embed_dev(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *pos, int n, const ct_tensor *tok,
+                          const ct_tensor *posemb, int D);
+ct_status ct_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                             int Smax, int D);
+ct_status ct_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+/* logits f32. */
+ct_status ct_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V);
+/* Whether the backend has the step ops and whether it captures graphs. */
+int ct_backend_has_device_steps(const ct_backend *be);
+int ct_backend_has_graphs(const ct_backend *be);
+
 /* Bytes of n elements of the buffer's type. */
 static inline size_t ct_buf_bytes(ct_buf b, size_t n) { return n * ct_dtype_size(b.dtype); }
 /* The buffer advanced by n elements. */

@@ -62,7 +62,9 @@ static void cpu_destroy(ct_backend *be) {
     .stream = cpu_stream, .memory_info = cpu_memory_info, .supports_weight = cpu_supports_weight, \
     .destroy = cpu_destroy, .softmax = ct_ref_softmax, .kv_write = ct_ref_kv_write,             \
     .mask_time = ct_ref_mask_time, .flatten_ct = ct_ref_flatten_ct,                             \
-    .pos_relative = ct_ref_pos_relative, .embed = ct_ref_embed, .argmax = ct_ref_argmax
+    .pos_relative = ct_ref_pos_relative, .embed = ct_ref_embed, .argmax = ct_ref_argmax,           \
+    .embed_dev = ct_ref_embed_dev, .kv_write_dev = ct_ref_kv_write_dev,                        \
+    .attn_causal_dev = ct_ref_attn_causal_dev, .greedy_step = ct_ref_greedy_step
 
 static const ct_backend_ops cpu_ref_ops = {
     CT_CPU_COMMON,

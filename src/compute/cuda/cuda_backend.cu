@@ -8,6 +8,7 @@
  * The float32-only entries of versions 1–2 are left NULL: compute/ops.c
  * then refuses float32 activations on this backend with a clear message,
  * and the wav2vec2 aligner's ops (conv1d, attn_full, ...) do not run here yet.
+ * Version 4: the device steps and graph capture of cuda_ops_step.cu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ ct_status ct_cuda_side(ct_backend *be, int r, const int *host, size_t n, const i
     int *d = cb->side + (size_t)r * CT_SIDE_INTS, *h = cb->side_host + (size_t)r * CT_SIDE_INTS;
     *dev = d;
     if (!n || (n <= cb->side_n[r] && !memcmp(h, host, n * sizeof(int)))) return CT_OK; /* already there */
+    /* a graph would replay the copy from host memory that is gone by then */
+    if (cb->capturing) return ct_fail(CT_ERR_UNSUPPORTED, "cuda: host ints (region %d) changed inside a graph capture", r);
     cb->side_n[r] = 0; /* unknown until the copy is queued */
     CT_CUDA_TRY(cudaMemcpyAsync(d, host, n * sizeof(int), cudaMemcpyHostToDevice, cb->c->stream));
     memcpy(h, host, n * sizeof(int));
@@ -112,6 +115,14 @@ static const ct_backend_ops cuda_ops = {
     .embed_t = ct_cuda_op_embed,
     .argmax_t = ct_cuda_op_argmax,
     .convert = ct_cuda_op_convert,
+    .embed_dev = ct_cuda_op_embed_dev,
+    .kv_write_dev = ct_cuda_op_kv_write_dev,
+    .attn_causal_dev = ct_cuda_op_attn_causal_dev,
+    .greedy_step = ct_cuda_op_greedy_step,
+    .graph_begin = ct_cuda_graph_begin,
+    .graph_end = ct_cuda_graph_end,
+    .graph_launch = ct_cuda_graph_launch,
+    .graph_free = ct_cuda_graph_free,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

@@ -40,6 +40,7 @@ typedef struct ct_cuda_be {
     size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
     int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
+    int capturing;       /* between graph_begin and graph_end */
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
 } ct_cuda_be;
@@ -68,6 +69,39 @@ template <> __device__ __forceinline__ __half ct_st<__half>(float x) { return __
 
 __device__ __forceinline__ float ct_apply_act(float v, int act) {
     return act == CT_ACT_RELU ? fmaxf(v, 0.f) : act == CT_ACT_SILU ? v / (1.f + __expf(-v)) : v;
+}
+
+/* argmax of xr (N) by a block of 256 threads, ties and NaN as the
+ * reference (ct_ref_argmax): the first NaN wins, else the first maximum;
+ * the result is valid in thread 0 (0 for N = 0). */
+__device__ __forceinline__ int ct_block_argmax(const float *xr, int N) {
+    __shared__ float sv[256];
+    __shared__ int si[256];
+    float best = -INFINITY;
+    int bi = N; /* none yet */
+    for (int j = threadIdx.x; j < N; j += blockDim.x) {
+        float v = xr[j];
+        int better = bi == N || (isnan(v) && !isnan(best)) || (!isnan(best) && v > best);
+        if (better) best = v, bi = j;
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = bi;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            float v = sv[threadIdx.x + s], b = sv[threadIdx.x];
+            int vi = si[threadIdx.x + s], bj = si[threadIdx.x];
+            int take;
+            if (vi == N) take = 0;
+            else if (bj == N) take = 1;
+            else if (isnan(v) != isnan(b)) take = isnan(v);
+            else if (isnan(v) || v == b) take = vi < bj;
+            else take = v > b;
+            if (take) sv[threadIdx.x] = v, si[threadIdx.x] = vi;
+        }
+        __syncthreads();
+    }
+    return si[0] == N ? 0 : si[0];
 }
 
 /* Run a statement with T bound to the C++ type of a ct_dtype (F32, BF16,
@@ -117,6 +151,18 @@ ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc
                                  int S, int pos0, int Smax, int H, int Dh, ct_arena *ws);
 ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
                                 const int *enc_len, int n, int S, int Tenc, int H, int Dh, ct_arena *ws);
+/* version 4 (cuda_ops_attn.cu, cuda_ops_step.cu) */
+ct_status ct_cuda_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                                  int Smax, int D);
+ct_status ct_cuda_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_cuda_op_embed_dev(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *pos, int n,
+                               const ct_tensor *tok, const ct_tensor *posemb, int D);
+ct_status ct_cuda_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V);
+ct_status ct_cuda_graph_begin(ct_backend *be);
+ct_status ct_cuda_graph_end(ct_backend *be, void **graph);
+ct_status ct_cuda_graph_launch(ct_backend *be, void *graph);
+void ct_cuda_graph_free(ct_backend *be, void *graph);
 
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);

@@ -354,37 +354,10 @@ ct_status ct_cuda_op_embed(ct_backend *be, ct_buf y, const int32_t *ids, const i
     return CT_OK;
 }
 
-/* one block per row; ties and NaN as the reference: the first NaN wins,
- * else the first maximum */
+/* one block per row (ct_block_argmax, cuda_be.h) */
 __global__ void k_argmax(int *ids, const float *x, int N) {
-    __shared__ float sv[256];
-    __shared__ int si[256];
-    const float *xr = x + (size_t)blockIdx.x * N;
-    float best = -INFINITY;
-    int bi = N; /* none yet */
-    for (int j = threadIdx.x; j < N; j += blockDim.x) {
-        float v = xr[j];
-        int better = bi == N || (isnan(v) && !isnan(best)) || (!isnan(best) && v > best);
-        if (better) best = v, bi = j;
-    }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bi;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            float v = sv[threadIdx.x + s], b = sv[threadIdx.x];
-            int vi = si[threadIdx.x + s], bj = si[threadIdx.x];
-            int take;
-            if (vi == N) take = 0;
-            else if (bj == N) take = 1;
-            else if (isnan(v) != isnan(b)) take = isnan(v);
-            else if (isnan(v) || v == b) take = vi < bj;
-            else take = v > b;
-            if (take) sv[threadIdx.x] = v, si[threadIdx.x] = vi;
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) ids[blockIdx.x] = si[0] == N ? 0 : si[0];
+    int best = ct_block_argmax(x + (size_t)blockIdx.x * N, N);
+    if (threadIdx.x == 0) ids[blockIdx.x] = best;
 }
 
 ct_status ct_cuda_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N) {

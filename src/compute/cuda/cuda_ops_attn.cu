@@ -61,11 +61,13 @@ __device__ void block_scores(float *s, const E *q, const E *k, size_t k_stride, 
 
 /* ---- decoder ------------------------------------------------------------- */
 template <typename E>
-__global__ void k_kv_write(E *cache, const E *src, const int *slot, int n, int S, int pos0, int Smax, int D) {
+__global__ void k_kv_write(E *cache, const E *src, const int *slot, int n, int S, int pos0, const int *posd, int Smax,
+                           int D) {
+    if (posd) pos0 = *posd; /* a device step (version 4): S = 1 */
     GRID_STRIDE(i, (size_t)n * S * D) {
         int d = (int)(i % D), s = (int)(i / D % S);
         size_t r = i / ((size_t)D * S);
-        cache[((size_t)slot[r] * Smax + pos0 + s) * D + d] = src[i];
+        if (pos0 + s >= 0 && pos0 + s < Smax) cache[((size_t)slot[r] * Smax + pos0 + s) * D + d] = src[i];
     }
 }
 
@@ -80,7 +82,22 @@ ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const in
     CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
     CT_CUDA_DISPATCH(src.dtype, E, "kv_write", {
         k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, S,
-                                                                     pos0, Smax, D);
+                                                                     pos0, NULL, Smax, D);
+        LAUNCH_CHECK();
+    });
+    return CT_OK;
+}
+
+ct_status ct_cuda_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                                  int Smax, int D) {
+    if (cache.dtype != src.dtype) return ct_fail(CT_ERR_UNSUPPORTED, "cuda kv_write_dev: mixed element types");
+    size_t m = (size_t)n * D;
+    if (!m) return CT_OK;
+    const int *dslot;
+    CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
+    CT_CUDA_DISPATCH(src.dtype, E, "kv_write_dev", {
+        k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, 1,
+                                                                     0, pos, Smax, D);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -90,12 +107,13 @@ ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const in
  * 0..pos0+t when causal, else the first klen[slot[r]] */
 template <typename E>
 __global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const int *slot, const int *klen, int S,
-                           int pos0, int L, int H, int Dh, float scale) {
+                           int pos0, const int *posd, int L, int H, int Dh, float scale) {
     extern __shared__ float s[];
     __shared__ float red[32];
     int rt = blockIdx.x, h = blockIdx.y, r = rt / S, t = rt % S;
     int D = H * Dh, sl = slot[r];
-    int nk = klen ? min(klen[sl], L) : pos0 + t + 1;
+    if (posd) pos0 = *posd; /* a device step (version 4): S = 1 */
+    int nk = klen ? min(klen[sl], L) : min(pos0 + t + 1, L);
     const E *qi = q + (size_t)rt * D + (size_t)h * Dh;
     const E *K = kc + (size_t)sl * L * D + (size_t)h * Dh, *V = vc + (size_t)sl * L * D + (size_t)h * Dh;
     block_scores(s, qi, K, (size_t)D, nk, Dh, scale);
@@ -103,8 +121,8 @@ __global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const i
 }
 
 static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc,
-                          const int *slot, const int *klen_host, int slots, int n, int S, int pos0, int L, int H,
-                          int Dh) {
+                          const int *slot, const int *klen_host, int slots, int n, int S, int pos0, const int *posd,
+                          int L, int H, int Dh) {
     if (out.dtype != q.dtype || kc.dtype != q.dtype || vc.dtype != q.dtype)
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: mixed element types", name);
     if (n <= 0 || S <= 0) return CT_OK;
@@ -118,7 +136,7 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
     CT_CUDA_DISPATCH(q.dtype, E, name, {
         k_dec_attn<E><<<grid, ATT_THREADS, smem, ct_cstream(be)>>>((E *)out.data, (const E *)q.data,
                                                                    (const E *)kc.data, (const E *)vc.data, dslot, dlen,
-                                                                   S, pos0, L, H, Dh, scale);
+                                                                   S, pos0, posd, L, H, Dh, scale);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -127,7 +145,12 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
 ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
                                  int S, int pos0, int Smax, int H, int Dh, ct_arena *ws) {
     if (pos0 + S > Smax) return ct_fail(CT_ERR_INVALID_ARG, "attn_causal: position %d beyond %d", pos0 + S, Smax);
-    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, Smax, H, Dh);
+    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, NULL, Smax, H, Dh);
+}
+
+ct_status ct_cuda_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
+    return dec_attn(be, "attn_causal_dev", out, q, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh);
 }
 
 ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
@@ -135,7 +158,7 @@ ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek,
     int slots = 0; /* enc_len is indexed by slot: upload up to the largest one used */
     for (int r = 0; r < n; r++)
         if (slot[r] + 1 > slots) slots = slot[r] + 1;
-    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, Tenc, H, Dh);
+    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, NULL, Tenc, H, Dh);
 }
 
 /* ---- encoder: simple kernel ---------------------------------------------- */

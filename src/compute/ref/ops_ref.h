@@ -51,6 +51,14 @@ ct_status ct_ref_pos_relative(ct_backend *be, float *y, int T, int D);
 ct_status ct_ref_embed(ct_backend *be, float *y, const int32_t *ids, const int32_t *positions, int n,
                        const ct_tensor *tok, const ct_tensor *pos, int D);
 ct_status ct_ref_argmax(ct_backend *be, int32_t *ids, const float *x, int n, int N);
+/* version 4 (ref_step.c) */
+ct_status ct_ref_embed_dev(ct_backend *be, ct_buf y, const int32_t *ids, const int32_t *pos, int n,
+                           const ct_tensor *tok, const ct_tensor *posemb, int D);
+ct_status ct_ref_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const int *slot, int n, const int32_t *pos,
+                              int Smax, int D);
+ct_status ct_ref_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
+                                 const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_ref_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V);
 /* version 2 (ref_wav2vec2.c) */
 ct_status ct_ref_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
                         int Ci, int Co, int K, int stride, ct_arena *ws);

@@ -10,6 +10,7 @@
 #include "asr/asr_gpu.h"
 #include "asr/encoder.h"
 #include "asr/mel.h"
+#include "asr/mel_device.h"
 #include "core/fs.h"
 #include "model/checkpoint.h"
 
@@ -18,6 +19,7 @@ struct ct_asr {
     ct_checkpoint *ck;
     ct_tokenizer *tok;
     ct_mel *mel;
+    ct_mel_device *meldev; /* the backend's mel op (CUDA), or NULL: the CPU mel */
     ct_asr_weights w;
     ct_model_config cfg;
     int32_t eos_id;
@@ -78,6 +80,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     mo.n_mels = hp.n_mels;
     mo.threads = opts->threads;
     if ((s = ct_mel_create(&mo, &a->mel)) != CT_OK) goto fail;
+    if (a->be && (s = ct_mel_device_create(a->mel, &mo, a->be, &a->meldev)) != CT_OK) goto fail;
     /* The GPU engine holds its own copy; on the CPU, weights already in the
      * compute dtype are views of the mapping, so the checkpoint lives until
      * ct_asr_free (after the weights). */
@@ -99,6 +102,7 @@ void ct_asr_free(ct_asr *a) {
         ct_backend_arena_free(a->be, &a->ws);
     }
     ct_asr_weights_free(&a->w);
+    ct_mel_device_free(a->meldev);
     ct_gpu_engine_free(a->gpu);
     ct_mel_free(a->mel);
     ct_tokenizer_free(a->tok);
@@ -194,7 +198,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
             for (int i = 0; i < P; i++) prompts[(size_t)b * P + i] = prompts[(size_t)b * 64 + i];
     }
     int max_new = req->max_new_tokens > 0 ? req->max_new_tokens : hp->max_pos - P;
-    /* mel on the host, one padded batch */
+    /* mel, one padded batch: on the host (asr/mel.c) or the backend (mel_device.c) */
     double t0 = ct_now(), c0 = ct_cpu_now();
     size_t nmax = 0;
     for (int b = 0; b < B; b++) {
@@ -202,15 +206,20 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
         out->audio_seconds += (double)n_samples[b] / 16000.0;
     }
     int T = (int)ct_mel_frames(a->mel, nmax);
-    feats_host = malloc(sizeof(float) * (size_t)B * T * hp->n_mels);
-    if (!feats_host) {
-        s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
-        goto done;
+    /* the backend's mel where it has one (CUDA), without dither (the CPU
+     * mel's torch-exact noise) and kept features (host copies) */
+    int dev_mel = a->meldev && !req->dither && !req->keep_features;
+    for (int b = 0; dev_mel && b < B; b++) dev_mel = n_samples[b] >= 320;
+    if (!dev_mel) {
+        feats_host = malloc(sizeof(float) * (size_t)B * T * hp->n_mels);
+        if (!feats_host) {
+            s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
+            goto done;
+        }
+        if ((s = ct_mel_compute_batch(a->mel, clips, n_samples, B, req->dither, feats_host, T, feat_len)) != CT_OK)
+            goto done;
     }
-    if ((s = ct_mel_compute_batch(a->mel, clips, n_samples, B, req->dither, feats_host, T, feat_len)) != CT_OK) goto done;
-    double t1 = ct_now(), c1 = ct_cpu_now();
-    out->seconds_mel = t1 - t0;
-    out->cpu_mel = c1 - c0;
+    double t1 = ct_now(), c1 = ct_cpu_now(); /* the device mel's end is taken below */
     /* arenas: encoder activations + decoder state in act; op scratch in ws */
     int Te = ct_encoder_frames(T);
     int Smax = ct_generate_cache_positions(hp, P, max_new);
@@ -221,15 +230,26 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if (a->threads > nth) nth = a->threads;
     size_t ws_e = ct_encoder_ws_bytes(hp, B, T, nth);
     size_t ws_d = ct_decoder_step_bytes(hp, B, P, Te, Smax, nth) + ct_generate_ws_bytes(hp, B, max_new) + 4096;
-    if ((s = reserve(be, &a->act, act_b)) != CT_OK || (s = reserve(be, &a->ws, ws_e > ws_d ? ws_e : ws_d)) != CT_OK)
-        goto done;
+    size_t ws_m = dev_mel ? ct_mel_device_ws_bytes(B, T, nmax) : 0;
+    if (ws_d > ws_e) ws_e = ws_d;
+    if (ws_m > ws_e) ws_e = ws_m;
+    if ((s = reserve(be, &a->act, act_b)) != CT_OK || (s = reserve(be, &a->ws, ws_e)) != CT_OK) goto done;
     out->arena_bytes = a->act.cap + a->ws.cap;
     float *feats = ct_arena_alloc(&a->act, feat_bytes - 2 * CT_ARENA_ALIGN);
     if (!feats) {
         s = ct_fail_wrap(CT_ERR_OOM, "asr: features");
         goto done;
     }
-    if ((s = be->ops->to_device(be, feats, feats_host, sizeof(float) * (size_t)B * T * hp->n_mels)) != CT_OK) goto done;
+    if (dev_mel) {
+        if ((s = ct_mel_device_compute(a->meldev, clips, n_samples, B, T, feats, feat_len, &a->ws)) != CT_OK ||
+            (s = be->ops->synchronize(be)) != CT_OK)
+            goto done;
+        t1 = ct_now(), c1 = ct_cpu_now();
+    } else if ((s = be->ops->to_device(be, feats, feats_host, sizeof(float) * (size_t)B * T * hp->n_mels)) != CT_OK) {
+        goto done;
+    }
+    out->seconds_mel = t1 - t0;
+    out->cpu_mel = c1 - c0;
     float *enc;
     int Te_got;
     if ((s = ct_encoder_forward(&a->w, be, &a->act, &a->ws, feats, feat_len, B, T, &enc, enc_len, &Te_got)) != CT_OK)

@@ -319,6 +319,11 @@ static ct_status check_clip(const ct_mel *m, const float *x, size_t n, int b) {
 
 /* ---- the batch driver ----------------------------------------------------------- */
 
+ct_status ct_mel_check_clips(const ct_mel *m, const float *const *clips, const size_t *n, int batch) {
+    for (int b = 0; b < batch; b++) CT_TRY(check_clip(m, clips[b], n[b], b));
+    return CT_OK;
+}
+
 ct_status ct_mel_compute_batch(ct_mel *m, const float *const *clips, const size_t *n, int batch,
                                int dither, float *out, int T_max, int *valid_frames) {
     if (!m || !clips || !n || !out || batch <= 0 || T_max <= 0)

@@ -81,6 +81,11 @@ ct_status ct_mel_compute_batch(ct_mel *mel, const float *const *clips, const siz
                                int dither, float *out /* (B, T_max, n_mels) */, int T_max,
                                int *valid_frames);
 
+/* The checks ct_mel_compute_batch makes on each clip (length limit, NULL,
+ * non-finite samples), for callers that compute the features elsewhere
+ * (mel_device.c). */
+ct_status ct_mel_check_clips(const ct_mel *mel, const float *const *clips, const size_t *n, int batch);
+
 /* The same for one clip with a plain, slow path (double-precision DFT per
  * frame, dense filterbank, libm log): the reference the fast path is tested
  * against. out (T_max, n_mels). */

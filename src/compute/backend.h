@@ -270,6 +270,19 @@ typedef struct ct_backend_ops {
     ct_status (*graph_end)(ct_backend *be, void **graph);
     ct_status (*graph_launch)(ct_backend *be, void *graph);
     void (*graph_free)(ct_backend *be, void *graph);
+    /* Log-mel features without dither: the frontend asr/mel.c defines
+     * (ct_mel_compute_batch, dither off; n_fft 512, window 400, hop 160,
+     * pre-emphasis 0.97) from the tables asr/mel_device.c makes. Clip b is
+     * n[b] samples of pcm row b (rows ns apart); frame t windows samples
+     * 160t − 200 … 160t + 199 after pre-emphasis (zeros outside the clip),
+     * |DFT|² through dft (400, 514) [cos | −sin], · fbT (257, M),
+     * log(· + 2⁻²⁴), normalised per (b, bin) over the valid[b] first frames
+     * (variance divisor valid − 1), frames ≥ valid[b] zero.
+     * feats (B, T, M) f32; pcm (B, ns), window (400), dft, fbT f32 backend
+     * memory; n, valid (B) host; scratch from ws (ct_mel_device_ws_bytes).
+     * NULL (CPU): the caller runs asr/mel.c on the host. */
+    ct_status (*mel)(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
+                     int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -25,7 +25,7 @@ if has build; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
-    test_asr_cuda_ops test_generate_forced cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
+    test_asr_cuda_ops test_generate_forced test_generate_device test_mel_device cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
     bench_cuda_asr > "$LOGS/build.log" 2>&1 ||
     { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
@@ -39,7 +39,7 @@ if has tests; then
 fi
 if has memcheck; then
   el memcheck
-  for t in test_cuda_backend test_asr_cuda_ops; do
+  for t in test_cuda_backend test_asr_cuda_ops test_generate_device test_mel_device; do
     compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
       > "$LOGS/memcheck-$t.log" 2>&1
     echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"

@@ -123,6 +123,7 @@ static const ct_backend_ops cuda_ops = {
     .graph_end = ct_cuda_graph_end,
     .graph_launch = ct_cuda_graph_launch,
     .graph_free = ct_cuda_graph_free,
+    .mel = ct_cuda_op_mel,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

@@ -27,7 +27,8 @@ enum {
     CT_SIDE_SLOT = 3,  /* decoder slots (kv_write, attention) */
     CT_SIDE_KLEN = 4,  /* per-slot key counts (attn_cross) */
     CT_SIDE_OUT = 5,   /* argmax results */
-    CT_SIDE_REGIONS = 6,
+    CT_SIDE_SAMPLES = 6, /* per-clip sample counts (mel) */
+    CT_SIDE_REGIONS = 7,
     CT_SIDE_INTS = 1 << 16
 };
 
@@ -163,6 +164,8 @@ ct_status ct_cuda_graph_begin(ct_backend *be);
 ct_status ct_cuda_graph_end(ct_backend *be, void **graph);
 ct_status ct_cuda_graph_launch(ct_backend *be, void *graph);
 void ct_cuda_graph_free(ct_backend *be, void *graph);
+ct_status ct_cuda_op_mel(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
+                         int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws);
 
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);

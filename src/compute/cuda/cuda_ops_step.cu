@@ -136,3 +136,34 @@ void ct_cuda_graph_free(ct_backend *be, void *graph) {
     if (g->graph) cudaGraphDestroy(g->graph);
     free(g);
 }
+
+/* ---- mel ------------------------------------------------------------------
+ * The frontend kernels of cuda_kernels.cu (frames, power, normalisation)
+ * around two float32 GEMMs (DFT, filterbank) in scratch from ws. */
+ct_status ct_cuda_op_mel(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
+                         int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws) {
+    if (B <= 0 || T <= 0) return CT_OK;
+    for (int b = 0; b < B; b++)
+        if (n[b] < 0 || n[b] > ns || valid[b] < 2 || valid[b] > T)
+            return ct_fail(CT_ERR_INVALID_ARG, "cuda mel: clip %d: %d samples (rows of %d), %d valid of %d frames", b,
+                           n[b], ns, valid[b], T);
+    ct_cuda *c = ct_cbe(be)->c;
+    size_t rows = (size_t)B * T, mark = ct_arena_mark(ws);
+    float *frames = (float *)ct_arena_alloc(ws, sizeof(float) * rows * 400);
+    float *spec = (float *)ct_arena_alloc(ws, sizeof(float) * rows * 514);
+    float *power = frames; /* the frames are dead once the DFT has run */
+    if (!frames || !spec) {
+        ct_arena_rewind(ws, mark);
+        return ct_fail_wrap(CT_ERR_OOM, "cuda mel: scratch for %zu frames", rows);
+    }
+    const int *dn, *dvalid;
+    ct_status s = ct_cuda_side(be, CT_SIDE_SAMPLES, n, (size_t)B, &dn);
+    if (s == CT_OK) s = ct_cuda_side(be, CT_SIDE_LEN, valid, (size_t)B, &dvalid);
+    if (s == CT_OK) s = ct_cuda_mel_frames(c, frames, pcm, dn, B, ns, T, window);
+    if (s == CT_OK) s = ct_cuda_sgemm(c, (int)rows, 514, 400, frames, 400, dft, 514, spec, 514);
+    if (s == CT_OK) s = ct_cuda_mel_power(c, power, spec, rows);
+    if (s == CT_OK) s = ct_cuda_sgemm(c, (int)rows, M, 257, power, 257, fbT, M, feats, M);
+    if (s == CT_OK) s = ct_cuda_mel_normalize(c, feats, dvalid, B, T, M);
+    ct_arena_rewind(ws, mark);
+    return s;
+}

@@ -26,7 +26,7 @@ if has build; then
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
     test_asr_cuda_ops test_generate_forced test_generate_device test_mel_device cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
-    bench_cuda_asr > "$LOGS/build.log" 2>&1 ||
+    bench_cuda_asr bench_sched > "$LOGS/build.log" 2>&1 ||
     { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
 fi
@@ -49,7 +49,7 @@ if has memcheck; then
     > "$LOGS/racecheck.log" 2>&1
   echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
 fi
-if has ab || has parity; then
+if has ab || has parity || has sched; then
   el "random model"
   [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOGS/randmodel.log" 2>&1 ||
     { tail -5 "$LOGS/randmodel.log"; exit 1; }
@@ -74,6 +74,15 @@ if has ab; then
         --tokens 100 --runs 3 > "$LOGS/bench-$dev-$b.log" 2>&1 || echo "bench $dev $b: rc=$?"
       grep -E "^load|^\{" "$LOGS/bench-$dev-$b.log" | tail -2
     done
+  done
+fi
+if has sched; then
+  # 500 mixed 2–35 s clips through ct_sched_run into ct_asr_transcribe, both devices
+  for dev in cuda cuda-ops; do
+    el "bench_sched $dev"
+    timeout 150 build-gpu/bin/bench_sched --model /tmp/full --dtype bf16 --device $dev --clips ${SCHED_CLIPS:-500} \
+      --runs 2 > "$LOGS/sched-$dev.log" 2>&1 || echo "sched $dev: rc=$?"
+    grep -E "^\{" "$LOGS/sched-$dev.log" | tail -1
   done
 fi
 tar czf "$OUTDIR/logs.tgz" -C "$OUTDIR" logs && rm -rf "$LOGS"

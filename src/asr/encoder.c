@@ -1,6 +1,8 @@
 /* encoder.c — Conformer encoder forward over a padded batch, written once
- * against the backend ops. Subsampling runs one row at a time so that its big
- * (C, T/2, 64) maps are only ever allocated for one row. */
+ * against the backend ops. Subsampling runs a few rows at a time so that its
+ * big (C, T/2, 64) maps fit in the room the layers need anyway: one row
+ * where activations are float32 (the CPU), as many 16-bit rows as fit
+ * elsewhere (fewer, larger launches on CUDA). */
 #include "asr/encoder.h"
 
 #include <math.h>
@@ -12,6 +14,8 @@
  * backend, everything else is in the backend's activation type (float32 on
  * the CPU, bf16/f16 on CUDA), as compute/ops.h says per op. */
 #define F32(t) ((const float *)(t).data)
+
+enum { CT_SUB_ROWS_MAX = 32 };
 
 static int stride2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
 
@@ -55,37 +59,59 @@ size_t ct_encoder_ws_bytes(const ct_asr_hparams *hp, int B, int T, int threads) 
         if (!(p).data) return ct_fail_wrap(CT_ERR_OOM, "encoder activations");       \
     } while (0)
 
-/* One row: feats (T, M) → x (T3, d). */
-static ct_status subsample_row(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
-                               ct_buf feats, int L0, int T, ct_buf x) {
+/* Rows per subsampling pass: 1 for float32 activations (the CPU path
+ * unchanged); else as many as the activation arena's estimate, which is
+ * counted in float32, leaves room for in the activation type. */
+static int sub_rows(const ct_asr_hparams *hp, ct_dtype at, int B, int T) {
+    if (at == CT_DTYPE_F32 || B <= 1) return 1;
+    size_t C = (size_t)hp->sub_channels, d = (size_t)hp->d_enc, M = (size_t)hp->n_mels;
+    size_t T1 = stride2(T), T2 = stride2((int)T1), T3 = stride2((int)T2);
+    size_t F1 = stride2((int)M), F2 = stride2((int)F1), F3 = stride2((int)F2);
+    size_t BT = (size_t)B * T3, ff = (size_t)hp->enc_ff > 2 * d ? (size_t)hp->enc_ff : 2 * d;
+    size_t row = (C * T1 * F1 + 2 * C * T2 * F2 + 3 * C * T3 * F3) * ct_dtype_size(at) + 8 * CT_ARENA_ALIGN;
+    size_t sub1 = fbytes(C * T1 * F1) + 2 * fbytes(C * T2 * F2) + 2 * fbytes(C * T3 * F3) + fbytes(T3 * C * F3);
+    size_t layers = 6 * fbytes(BT * d) + fbytes(BT * ff) + 2 * fbytes((2 * T3 + 1) * d) + fbytes(BT * d);
+    size_t room = sub1 > layers ? sub1 : layers, R = room / row;
+    return R < 1 ? 1 : R > (size_t)B ? B : (int)R;
+}
+
+/* R rows: feats (R, T, M) → x (R, T3, d); L0 (R) valid frames per row. */
+static ct_status subsample_rows(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
+                                ct_buf feats, const int *L0, int R, int T, ct_buf x) {
     const ct_asr_hparams *hp = &w->hp;
     const int C = hp->sub_channels, M = hp->n_mels;
     const int T1 = stride2(T), T2 = stride2(T1), T3 = stride2(T2);
     const int F1 = stride2(M), F2 = stride2(F1), F3 = stride2(F2);
-    int L1 = stride2(L0 < T ? L0 : T), L2 = stride2(L1), L3 = stride2(L2);
+    int L1[CT_SUB_ROWS_MAX], L2[CT_SUB_ROWS_MAX], L3[CT_SUB_ROWS_MAX];
+    if (R > CT_SUB_ROWS_MAX) return ct_fail(CT_ERR_INTERNAL, "encoder: %d subsampling rows", R);
+    for (int r = 0; r < R; r++) {
+        L1[r] = stride2(L0[r] < T ? L0[r] : T);
+        L2[r] = stride2(L1[r]);
+        L3[r] = stride2(L2[r]);
+    }
     const ct_dtype at = ct_backend_act_dtype(be);
     size_t mark = ct_arena_mark(act);
     ct_buf s1, s2, s3, s4, s5, flat;
-    ALLOC(s1, (size_t)C * T1 * F1, at);
-    ALLOC(s2, (size_t)C * T2 * F2, at);
-    ALLOC(s3, (size_t)C * T2 * F2, at);
-    ALLOC(s4, (size_t)C * T3 * F3, at);
-    ALLOC(s5, (size_t)C * T3 * F3, at);
-    ALLOC(flat, (size_t)T3 * C * F3, at);
+    ALLOC(s1, (size_t)R * C * T1 * F1, at);
+    ALLOC(s2, (size_t)R * C * T2 * F2, at);
+    ALLOC(s3, (size_t)R * C * T2 * F2, at);
+    ALLOC(s4, (size_t)R * C * T3 * F3, at);
+    ALLOC(s5, (size_t)R * C * T3 * F3, at);
+    ALLOC(flat, (size_t)R * T3 * C * F3, at);
     /* the reference zeroes time rows ≥ the running length after every conv */
-    CT_TRY(ct_op_conv2d_s2(be, s1, feats, F32(w->c0_w), F32(w->c0_b), 1, C, T, M, CT_ACT_RELU));
-    CT_TRY(ct_op_mask_time(be, s1, &L1, 1, C, T1, F1));
-    CT_TRY(ct_op_dwconv2d_s2(be, s2, s1, F32(w->dw1_w), F32(w->dw1_b), 1, C, T1, F1, CT_ACT_NONE));
-    CT_TRY(ct_op_mask_time(be, s2, &L2, 1, C, T2, F2));
-    CT_TRY(ct_op_conv_pointwise(be, s3, s2, &w->pw1_w, F32(w->pw1_b), 1, C, C, T2 * F2, CT_ACT_RELU, ws));
-    CT_TRY(ct_op_mask_time(be, s3, &L2, 1, C, T2, F2));
-    CT_TRY(ct_op_dwconv2d_s2(be, s4, s3, F32(w->dw2_w), F32(w->dw2_b), 1, C, T2, F2, CT_ACT_NONE));
-    CT_TRY(ct_op_mask_time(be, s4, &L3, 1, C, T3, F3));
-    CT_TRY(ct_op_conv_pointwise(be, s5, s4, &w->pw2_w, F32(w->pw2_b), 1, C, C, T3 * F3, CT_ACT_RELU, ws));
-    CT_TRY(ct_op_mask_time(be, s5, &L3, 1, C, T3, F3));
-    CT_TRY(ct_op_flatten_ct(be, flat, s5, 1, C, T3, F3));
-    CT_TRY(ct_op_matmul(be, x, flat, &w->sub_w, F32(w->sub_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, T3, hp->d_enc, C * F3,
-                        ws));
+    CT_TRY(ct_op_conv2d_s2(be, s1, feats, F32(w->c0_w), F32(w->c0_b), R, C, T, M, CT_ACT_RELU));
+    CT_TRY(ct_op_mask_time(be, s1, L1, R, C, T1, F1));
+    CT_TRY(ct_op_dwconv2d_s2(be, s2, s1, F32(w->dw1_w), F32(w->dw1_b), R, C, T1, F1, CT_ACT_NONE));
+    CT_TRY(ct_op_mask_time(be, s2, L2, R, C, T2, F2));
+    CT_TRY(ct_op_conv_pointwise(be, s3, s2, &w->pw1_w, F32(w->pw1_b), R, C, C, T2 * F2, CT_ACT_RELU, ws));
+    CT_TRY(ct_op_mask_time(be, s3, L2, R, C, T2, F2));
+    CT_TRY(ct_op_dwconv2d_s2(be, s4, s3, F32(w->dw2_w), F32(w->dw2_b), R, C, T2, F2, CT_ACT_NONE));
+    CT_TRY(ct_op_mask_time(be, s4, L3, R, C, T3, F3));
+    CT_TRY(ct_op_conv_pointwise(be, s5, s4, &w->pw2_w, F32(w->pw2_b), R, C, C, T3 * F3, CT_ACT_RELU, ws));
+    CT_TRY(ct_op_mask_time(be, s5, L3, R, C, T3, F3));
+    CT_TRY(ct_op_flatten_ct(be, flat, s5, R, C, T3, F3));
+    CT_TRY(ct_op_matmul(be, x, flat, &w->sub_w, F32(w->sub_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, R * T3, hp->d_enc,
+                        C * F3, ws));
     ct_arena_rewind(act, mark);
     return CT_OK;
 }
@@ -143,8 +169,13 @@ ct_status ct_encoder_forward(const ct_asr_weights *w, ct_backend *be, ct_arena *
         if (feat_len[b] < 0 || feat_len[b] > T)
             return ct_fail(CT_ERR_INVALID_ARG, "encoder: row %d has %d valid frames of %d", b, feat_len[b], T);
         enc_len[b] = ct_encoder_frames(feat_len[b]);
-        CT_TRY(subsample_row(w, be, act, ws, ct_buf_f32(feats + (size_t)b * T * hp->n_mels), feat_len[b], T,
-                             ct_buf_at(x, (size_t)b * T3 * d)));
+    }
+    int R = sub_rows(hp, at, B, T);
+    if (R > CT_SUB_ROWS_MAX) R = CT_SUB_ROWS_MAX;
+    for (int b = 0; b < B; b += R) {
+        int r = B - b < R ? B - b : R;
+        CT_TRY(subsample_rows(w, be, act, ws, ct_buf_f32(feats + (size_t)b * T * hp->n_mels), feat_len + b, r, T,
+                              ct_buf_at(x, (size_t)b * T3 * d)));
     }
     scratch s;
     ALLOC(s.ln, (size_t)M * d, at);

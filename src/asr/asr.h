@@ -53,6 +53,7 @@ typedef struct ct_asr_request {
                                     * table); needs ignore_eos: clip i generates exactly that many (benchmarks) */
     int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result
                                                    * (cuda: keep_logits is refused) */
+    int decode_loop; /* CT_LOOP_* of asr/generate.h (0: auto); the model-code backends only */
 } ct_asr_request;
 
 ct_asr_request ct_asr_default_request(void);

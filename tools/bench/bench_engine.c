@@ -102,7 +102,7 @@ static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps) {
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32", *device = "cpu";
-    int batch = 1, tokens = 100, runs = 1, threads = 0;
+    int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0;
     double seconds = 30.0;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,6 +118,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--runs")) runs = atoi(v);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
         else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--loop")) /* the greedy loop (asr/generate.h): auto, host, device, eager */
+            loop = !strcmp(v, "host") ? 1 : !strcmp(v, "device") ? 2 : !strcmp(v, "eager") ? 3 : 0;
         else {
             fprintf(stderr, "bench_engine: unknown option %s\n", a);
             return 2;
@@ -125,7 +127,8 @@ int main(int argc, char **argv) {
     }
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
-                        "[--tokens N] [--runs R] [--threads N] [--device cpu|cpu-ref|cuda|cuda-ops]\n");
+                        "[--tokens N] [--runs R] [--threads N] [--device cpu|cpu-ref|cuda|cuda-ops] "
+                        "[--loop auto|host|device|eager]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
@@ -159,10 +162,14 @@ int main(int argc, char **argv) {
     ct_asr_request rq = ct_asr_default_request();
     rq.max_new_tokens = tokens;
     rq.ignore_eos = 1;
+    rq.decode_loop = loop;
     double best_total = 1e30, mel = 0, enc = 0, dec = 0, enc_cpu = 0, dec_cpu = 0;
     /* sgemm before and after the model run: the machine's load may change */
     const int Te0 = ct_encoder_frames(1 + (int)(n / 160));
-    double gemm_cpu0, gemm0 = sgemm_gflops(batch * Te0, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu0);
+    /* the CPU probes only where the model ran on the CPU (a GPU run's
+     * numbers do not depend on them; at batch 128 they took ~20 s) */
+    const int on_cpu = !strncmp(device, "cpu", 3);
+    double gemm_cpu0 = 1e-30, gemm0 = on_cpu ? sgemm_gflops(batch * Te0, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu0) : 1e-30;
     size_t arena = 0;
     for (int r = 0; r < runs; r++) {
         ct_asr_result res;
@@ -187,7 +194,7 @@ int main(int argc, char **argv) {
     int T = 1 + (int)(n / 160);
     double flops = encoder_flops(&w->hp, batch, T, (int)(n / 160));
     int Te = ct_encoder_frames(T);
-    double gemm_cpu1, gemm1 = sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu1);
+    double gemm_cpu1 = 1e-30, gemm1 = on_cpu ? sgemm_gflops(batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &gemm_cpu1) : 1e-30;
     double gemm = gemm0 > gemm1 ? gemm0 : gemm1, gemm_cpu = gemm_cpu0 > gemm_cpu1 ? gemm_cpu0 : gemm_cpu1;
     double audio = seconds * batch;
     /* the decoder's floor: one step reads its weights once (1 GB buffer,
@@ -195,11 +202,10 @@ int main(int argc, char **argv) {
      * after the peak RSS of the model run is taken, which it would raise */
     const double peak_rss = peak_rss_gb();
     const int nth = threads > 0 ? threads : omp_get_max_threads();
-    double bw_cpu, bw = ct_cpu_read_bandwidth((size_t)1 << 30, nth, 3, ct_cpu_isa_best(), &bw_cpu);
+    double bw_cpu = 1e-30, bw = on_cpu ? ct_cpu_read_bandwidth((size_t)1 << 30, nth, 3, ct_cpu_isa_best(), &bw_cpu) : 1e-30;
     double dec_bound = (double)ct_decoder_weight_bytes(w) / (bw * 1e9);
     /* oneDNN's peaks on the encoder's FF shape (0 without oneDNN); the
      * dispatch plan only where the CPU backend ran */
-    const int on_cpu = !strncmp(device, "cpu", 3);
     const double peak_i8 = on_cpu ? dnnl_gflops(CT_DNNL_U8S8, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
     const double peak_f32 = on_cpu ? dnnl_gflops(CT_DNNL_F32, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
     char disp[400] = "(not the cpu backend)";

@@ -7,7 +7,8 @@
 # op test (its attention kernels), then the A/B of the old engine (--device
 # cuda) against the model code over the backend table (--device cuda-ops)
 # with bench_engine on one full-size random model, same process tree.
-#   STAGES="build tests memcheck ab" bash tools/device/gpu_tests.sh   (tree root)
+#   STAGES="build tests memcheck ab sched" bash tools/device/gpu_tests.sh   (tree root)
+# The stages run in the order build, tests, parity, ab, sched, memcheck.
 # Logs to $OUT (device call) or build-gpu/out.
 set -uo pipefail
 OUTDIR=${OUT:-build-gpu/out}
@@ -37,18 +38,6 @@ if has tests; then
   echo "ctest rc=$?"; grep -E "tests passed|Passed|Failed|\*\*\*" "$OUTDIR/ctest.log" | head -20
   grep -E "rel L2|departs" "$OUTDIR/ctest.log" > "$OUTDIR/ctest-numbers.txt"
 fi
-if has memcheck; then
-  el memcheck
-  for t in test_cuda_backend test_asr_cuda_ops test_generate_device test_mel_device; do
-    compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
-      > "$LOGS/memcheck-$t.log" 2>&1
-    echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"
-    grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error)' "$LOGS/memcheck-$t.log" | head -45
-  done
-  timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/test_cuda_backend \
-    > "$LOGS/racecheck.log" 2>&1
-  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
-fi
 if has ab || has parity || has sched; then
   el "random model"
   [ -d /tmp/full ] || build-gpu/bin/cohere-transcribe-random-model --out /tmp/full --seed 0 > "$LOGS/randmodel.log" 2>&1 ||
@@ -67,12 +56,15 @@ if has parity; then
   build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype fp16
 fi
 if has ab; then
+  # AB_DEVICES: cuda (old engine), cuda-ops (auto: the device loop, a graph), cuda-ops:host (the host loop)
   for b in $AB_BATCHES; do
-    for dev in cuda cuda-ops; do
-      el "bench_engine $dev batch $b"
-      timeout 200 build-gpu/bin/bench_engine --model /tmp/full --dtype bf16 --device $dev --batch $b --seconds 30 \
-        --tokens 100 --runs 3 > "$LOGS/bench-$dev-$b.log" 2>&1 || echo "bench $dev $b: rc=$?"
-      grep -E "^load|^\{" "$LOGS/bench-$dev-$b.log" | tail -2
+    for spec in ${AB_DEVICES:-cuda cuda-ops}; do
+      dev=${spec%%:*} loop=auto
+      [[ $spec == *:* ]] && loop=${spec#*:}
+      el "bench_engine $dev (loop $loop) batch $b"
+      timeout 200 build-gpu/bin/bench_engine --model /tmp/full --dtype bf16 --device $dev --loop $loop --batch $b \
+        --seconds 30 --tokens 100 --runs 3 > "$LOGS/bench-$dev-$loop-$b.log" 2>&1 || echo "bench $spec $b: rc=$?"
+      grep -E "^load" "$LOGS/bench-$dev-$loop-$b.log" | tail -1
     done
   done
 fi
@@ -84,6 +76,18 @@ if has sched; then
       --runs 2 > "$LOGS/sched-$dev.log" 2>&1 || echo "sched $dev: rc=$?"
     grep -E "^\{" "$LOGS/sched-$dev.log" | tail -1
   done
+fi
+if has memcheck; then
+  el memcheck
+  for t in test_cuda_backend test_asr_cuda_ops test_generate_device test_mel_device; do
+    compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
+      > "$LOGS/memcheck-$t.log" 2>&1
+    echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"
+    grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error)' "$LOGS/memcheck-$t.log" | head -45
+  done
+  timeout ${RACE_TIMEOUT:-240} compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/test_cuda_backend \
+    > "$LOGS/racecheck.log" 2>&1
+  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
 fi
 tar czf "$OUTDIR/logs.tgz" -C "$OUTDIR" logs && rm -rf "$LOGS"
 el done

@@ -42,9 +42,13 @@ typedef struct ct_cuda_be {
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
     int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
     int capturing;       /* between graph_begin and graph_end */
+    void *stage[2];      /* pinned, CT_STAGE_BYTES each: large uploads (cuda_backend.cu) */
+    cudaEvent_t stage_done[2];
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
 } ct_cuda_be;
+
+enum { CT_STAGE_BYTES = 8 << 20 };
 
 static inline ct_cuda_be *ct_cbe(ct_backend *be) { return (ct_cuda_be *)be->impl; }
 static inline cudaStream_t ct_cstream(ct_backend *be) { return ct_cbe(be)->c->stream; }

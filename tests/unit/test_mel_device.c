@@ -28,6 +28,30 @@ static void test_cpu_has_no_mel_op(void **state) {
     ct_backend_free(be);
 }
 
+/* the clip checks the device path makes (in parallel) report the first bad clip */
+static void test_clip_checks(void **state) {
+    (void)state;
+    ct_mel_options mo = ct_mel_default_options();
+    ct_mel *mel;
+    CT_ASSERT_OK(ct_mel_create(&mo, &mel));
+    float *a = calloc(16000, sizeof(float)), *b = calloc(16000, sizeof(float));
+    const float *clips[4] = {a, b, a, b};
+    size_t n[4] = {16000, 16000, 16000, 16000};
+    CT_ASSERT_OK(ct_mel_check_clips(mel, clips, n, 4));
+    b[7] = NAN;
+    assert_int_equal(ct_mel_check_clips(mel, clips, n, 4), CT_ERR_INVALID_ARG);
+    assert_non_null(strstr(ct_last_error(), "clip 1"));
+    b[7] = 0.f;
+    n[3] = ct_mel_max_samples(mel) + 1;
+    assert_int_equal(ct_mel_check_clips(mel, clips, n, 4), CT_ERR_LIMIT);
+    clips[2] = NULL;
+    assert_int_equal(ct_mel_check_clips(mel, clips, n, 4), CT_ERR_INVALID_ARG);
+    assert_non_null(strstr(ct_last_error(), "clip 2"));
+    free(a);
+    free(b);
+    ct_mel_free(mel);
+}
+
 static void test_cuda_mel_matches_cpu(void **state) {
     (void)state;
     ct_backend *be;
@@ -85,7 +109,7 @@ static void test_cuda_mel_matches_cpu(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest cpu[] = {cmocka_unit_test(test_cpu_has_no_mel_op)};
+    const struct CMUnitTest cpu[] = {cmocka_unit_test(test_cpu_has_no_mel_op), cmocka_unit_test(test_clip_checks)};
     int r = cmocka_run_group_tests_name("cpu", cpu, NULL, NULL);
     ct_backend *be;
     if (ct_backend_create("cuda", NULL, &be) != CT_OK) {

@@ -4,8 +4,9 @@
  * device memory, and graph capture on the backend's stream. With these a
  * decoder step is the same launches every time, so asr/generate_dev.c
  * captures it once and replays it; the host looks at the state only to
- * end early and at the end. References: ct_ref_embed_dev,
- * ct_ref_greedy_step (compute/ref/ref_step.c).
+ * end early and at the end. Also the mel op (the frontend kernels of
+ * cuda_kernels.cu around two float32 GEMMs). References: ct_ref_embed_dev,
+ * ct_ref_greedy_step (compute/ref/ref_step.c); for the mel, asr/mel.c.
  */
 #include <math.h>
 #include <stdlib.h>

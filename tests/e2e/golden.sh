@@ -5,6 +5,10 @@
 # and the same tiny model; txt/srt/vtt must be byte-identical, the transcript
 # JSON and the state files equal field by field except the fields
 # golden_compare.py lists with their reasons, and the exit code the same.
+# Every set runs with --dtype fp32 added: the original always computes in
+# fp32 on the CPU, while our `--dtype auto` picks bf16 where the CPU multiplies
+# bf16 natively (AVX512-BF16/AMX; issue 16, USAGE.md). On other CPUs auto is
+# fp32 and the flag changes nothing; the comparison itself is unchanged.
 set -euo pipefail
 bin="$CT_BIN/cohere-transcribe"
 golden="$CT_FIXTURES/golden"
@@ -32,7 +36,7 @@ for i in s["inputs"]:
     os.utime(dst, (1767225600, 1767225600))
 rep = {"{audio}": f"{tmp}/in/{name}", "{model}": model, "{out}": f"{tmp}/out/{name}",
        "{profile}": f"{tmp}/profile/{name}.json"}
-argv = [rep.get(a, a) for a in s["argv"]] + ["--vad-weights", weights]
+argv = [rep.get(a, a) for a in s["argv"]] + ["--vad-weights", weights, "--dtype", "fp32"]
 print(s["exit_code"])
 print("\0".join(argv))
 PY

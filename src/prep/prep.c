@@ -159,7 +159,9 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
     }
     if (s == CT_OK && !cancelled(p)) {
         t1 = ct_now();
-        s = ct_prep_segment(it, &p->o, p->silero, p->tasks);
+        /* --vad-threads bounds the threads running the network: its files
+         * are not split over the helpers */
+        s = ct_prep_segment(it, &p->o, p->silero, p->o.vad_threads > 0 ? NULL : p->tasks);
         it->vad_seconds = ct_now() - t1;
     }
     if (s != CT_OK) ct_prep_item_set_error(it, s);

@@ -127,6 +127,9 @@ typedef enum ct_vad_engine { CT_VAD_ENGINE_AUTO = 0, CT_VAD_ENGINE_TORCH = 1, CT
 typedef enum ct_audio_decoder {
     CT_AUDIO_AUTO = 0, CT_AUDIO_FFMPEG = 1, CT_AUDIO_SNDFILE = 2, CT_AUDIO_TORCHCODEC = 3, CT_AUDIO_LIBROSA = 4
 } ct_audio_decoder;
+/* How the libsndfile backend resamples (FFmpeg always uses libswresample):
+ * auto is fir where the rate allows (every common rate), else sinc. */
+typedef enum ct_resampler_kind { CT_RESAMPLER_AUTO = 0, CT_RESAMPLER_FIR = 1, CT_RESAMPLER_SINC = 2 } ct_resampler_kind;
 typedef enum ct_existing { CT_EXISTING_ERROR = 0, CT_EXISTING_OVERWRITE = 1, CT_EXISTING_SKIP = 2 } ct_existing;
 typedef enum ct_alignment { CT_ALIGN_SEGMENT = 0, CT_ALIGN_WORD = 1, CT_ALIGN_NONE = 2 } ct_alignment;
 typedef enum ct_truncation { CT_TRUNCATION_RETRY = 0, CT_TRUNCATION_WARN = 1 } ct_truncation;
@@ -161,6 +164,7 @@ typedef struct ct_transcriber_options {
     ct_precision dtype;           /* auto: fp32 on cpu, bf16 (else fp16) on cuda */
     int threads;                  /* CPU threads for the model, 0: all cores */
     ct_audio_decoder audio_backend;
+    ct_resampler_kind resampler;  /* auto (ours; the original decodes through FFmpeg only) */
     double audio_memory_gb;       /* 4.0: decoded PCM cap per file / prepared group */
     int preprocess_workers;       /* 0: automatic */
     int pipeline_preparation;     /* 1 */

@@ -50,6 +50,23 @@ const char *ct_audio_backend_name(ct_audio_backend b) {
     }
 }
 
+ct_status ct_audio_resampler_parse(const char *name, ct_audio_resampler *out) {
+    if (!name || !out) return ct_fail(CT_ERR_INVALID_ARG, "resampler: NULL argument");
+    if (!strcmp(name, "auto")) *out = CT_AUDIO_RESAMPLER_AUTO;
+    else if (!strcmp(name, "fir")) *out = CT_AUDIO_RESAMPLER_FIR;
+    else if (!strcmp(name, "sinc")) *out = CT_AUDIO_RESAMPLER_SINC;
+    else return ct_fail(CT_ERR_INVALID_ARG, "--resampler: '%s' is not one of auto, fir, sinc", name);
+    return CT_OK;
+}
+
+const char *ct_audio_resampler_name(ct_audio_resampler r) {
+    switch (r) {
+    case CT_AUDIO_RESAMPLER_FIR: return "fir";
+    case CT_AUDIO_RESAMPLER_SINC: return "sinc";
+    default: return "auto";
+    }
+}
+
 /* ---- byte source ------------------------------------------------------- */
 
 int64_t ct_audio_input_read(ct_audio_input *in, uint8_t *buf, int64_t n) {

@@ -37,6 +37,22 @@ typedef enum ct_audio_backend {
     CT_AUDIO_BACKEND_SNDFILE = 2
 } ct_audio_backend;
 
+/* How the libsndfile backend resamples to 16 kHz (--resampler). FFmpeg
+ * always uses libswresample, as the original product does through FFmpeg. */
+typedef enum ct_audio_resampler {
+    /* FIR when the rate reduces to at most CT_RESAMPLE_MAX_PHASES phases
+     * (every common rate), else libsamplerate */
+    CT_AUDIO_RESAMPLER_AUTO = 0,
+    CT_AUDIO_RESAMPLER_FIR = 1,  /* audio/resample.h; other rates fail */
+    CT_AUDIO_RESAMPLER_SINC = 2  /* libsamplerate SRC_SINC_MEDIUM_QUALITY */
+} ct_audio_resampler;
+
+/* "auto", "fir", "sinc" */
+ct_status ct_audio_resampler_parse(const char *name, ct_audio_resampler *out);
+const char *ct_audio_resampler_name(ct_audio_resampler r);
+
+struct ct_tasks;
+
 /* Cancellation callback: return nonzero to stop the decode. */
 typedef int (*ct_audio_cancel_fn)(void *user);
 
@@ -50,6 +66,10 @@ typedef struct ct_audio_options {
     const char *cap_option;       /* the caller's option that sets the cap, named in the
                                    * over-the-cap message; default "--audio-memory-gb",
                                    * NULL: none (a tool without such an option) */
+    ct_audio_resampler resampler; /* libsndfile backend; default AUTO */
+    /* Helpers for the FIR resampler's blocks (NULL: the calling thread does
+     * them); the samples are the same either way. Borrowed. */
+    struct ct_tasks *tasks;
 } ct_audio_options;
 
 /* backend AUTO, memory_cap_bytes 4 GiB (--audio-memory-gb 4.0), no

@@ -1,8 +1,10 @@
 /* decode_sndfile.c — the fallback backend: libsndfile reads the file through
  * virtual I/O over our byte source (float frames, integer formats scaled to
- * [-1, 1)), channels are averaged with equal weights here, and libsamplerate
- * (sinc, medium quality) resamples the mono stream to 16 kHz in chunks, so
- * only the 16 kHz output is ever held whole. */
+ * [-1, 1)), channels are averaged with equal weights here, and the mono
+ * stream is resampled to 16 kHz in chunks, so only the 16 kHz output is ever
+ * held whole: by our FIR resampler (audio/resample.h; its blocks run on the
+ * caller's task pool when there is one) or by libsamplerate (sinc, medium
+ * quality), as --resampler says. */
 #include <math.h>
 #include <samplerate.h>
 #include <sndfile.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "audio/audio_internal.h"
+#include "audio/resample_stream.h"
 #include "core/log.h"
 
 #define CHUNK_FRAMES 4096
@@ -153,6 +156,8 @@ typedef struct sfd {
     vio_state v;
     SNDFILE *sf;
     SRC_STATE *src;
+    ct_resampler *fir;
+    ct_rs_stream *rs;
     float *frames; /* (CHUNK_FRAMES, channels) */
     float *mono;   /* (CHUNK_FRAMES,) */
     float *out;    /* (out_cap,) resampled */
@@ -198,7 +203,16 @@ static ct_status sfd_run(sfd *d, ct_audio *out, int *cannot_open) {
     d->out_cap = (long)(CHUNK_FRAMES * ratio) + 64;
     d->out = malloc((size_t)d->out_cap * sizeof(float));
     if (!d->frames || !d->mono || !d->out) return ct_fail(CT_ERR_OOM, "%s: out of memory", name);
-    if (si.samplerate != CT_AUDIO_SAMPLE_RATE) {
+    ct_audio_resampler rk = d->job->opts->resampler;
+    if (si.samplerate != CT_AUDIO_SAMPLE_RATE && rk != CT_AUDIO_RESAMPLER_SINC) {
+        ct_status fs = ct_resampler_new(si.samplerate, CT_AUDIO_SAMPLE_RATE, &d->fir);
+        if (fs == CT_OK) {
+            CT_TRY(ct_rs_stream_new(d->fir, d->job->opts->tasks, d->job, &d->rs));
+        } else if (rk == CT_AUDIO_RESAMPLER_FIR) {
+            return ct_fail_wrap(fs, "%s: --resampler fir", name);
+        } /* AUTO: libsamplerate below */
+    }
+    if (si.samplerate != CT_AUDIO_SAMPLE_RATE && !d->rs) {
         int e = 0;
         d->src = src_new(SRC_SINC_MEDIUM_QUALITY, 1, &e);
         if (!d->src) return ct_fail(CT_ERR_OOM, "%s: libsamplerate: %s", name, src_strerror(e));
@@ -221,7 +235,9 @@ static ct_status sfd_run(sfd *d, ct_audio *out, int *cannot_open) {
             for (int c = 0; c < ch; c++) acc += f[c];
             d->mono[i] = ch == 1 ? acc : acc * inv;
         }
-        if (d->src)
+        if (d->rs)
+            CT_TRY(ct_rs_stream_feed(d->rs, d->mono, (size_t)got));
+        else if (d->src)
             CT_TRY(resample(d, d->mono, (long)got, 0, ratio));
         else
             CT_TRY(ct_audio_job_append(d->job, d->mono, (size_t)got));
@@ -232,6 +248,7 @@ static ct_status sfd_run(sfd *d, ct_audio *out, int *cannot_open) {
     if (err)
         return ct_fail(CT_ERR_FORMAT, "%s: corrupt or truncated after %.3f s: %s", name,
                        (double)total / si.samplerate, sf_strerror(d->sf));
+    if (d->rs) CT_TRY(ct_rs_stream_finish(d->rs));
     if (d->src) CT_TRY(resample(d, d->mono, 0, 1, ratio));
     if (d->job->n == 0) return ct_fail(CT_ERR_FORMAT, "%s: no audio samples", name);
     if (known && ct_audio_is_truncated(declared, (double)total / si.samplerate))
@@ -252,6 +269,8 @@ ct_status ct_audio_sndfile_decode(ct_audio_input *in, ct_audio_job *job, ct_audi
     ct_status s = sfd_run(&d, out, cannot_open);
     if (d.sf) sf_close(d.sf);
     if (d.src) src_delete(d.src);
+    ct_rs_stream_free(d.rs);
+    ct_resampler_free(d.fir);
     free(d.frames);
     free(d.mono);
     free(d.out);

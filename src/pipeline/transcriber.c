@@ -352,6 +352,8 @@ static ct_prep_options prep_options(const ct_pipe *p) {
     if (!o->pipeline_preparation) po.lookahead = 1;
     po.memory_cap_bytes = ct_pipe_memory_cap(o);
     po.backend = audio_backend(o->audio_backend);
+    /* the two enums share their values (cohere_transcribe.h, audio/audio.h) */
+    po.resampler = (ct_audio_resampler)o->resampler;
     po.vad.mode = o->vad == CT_VAD_MODE_AUDITOK ? CT_VAD_AUDITOK : o->vad == CT_VAD_MODE_NONE ? CT_VAD_NONE
                                                                                            : CT_VAD_SILERO;
     po.vad.threshold = o->vad_threshold;

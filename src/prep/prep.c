@@ -14,6 +14,8 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/tasks.h"
+#include "compute/cpu/blas_budget.h"
 #include "prep/prep_internal.h"
 #include "vad/silero.h"
 
@@ -23,6 +25,7 @@ struct ct_prep {
     size_t n;
     ct_silero *owned_silero;
     const ct_silero *silero;
+    ct_tasks *tasks; /* split helpers (NULL: none) */
 
     pthread_mutex_t mu;
     pthread_cond_t cv_work; /* workers: claim, admission, VAD turn, upgrade */
@@ -132,7 +135,7 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         return it;
     }
     double t0 = ct_now();
-    s = ct_prep_decode(it->path, &p->o, r, &p->cancel, &it->audio);
+    s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &it->audio);
     if (s == CT_ERR_LIMIT && r < cap && !cancelled(p)) {
         pthread_mutex_lock(&p->mu);
         if (!upgrade(p, i, &g, &r)) {
@@ -142,7 +145,7 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         pthread_mutex_unlock(&p->mu);
         *rp = r;
         t0 = ct_now();
-        s = ct_prep_decode(it->path, &p->o, r, &p->cancel, &it->audio);
+        s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &it->audio);
     }
     double t1 = ct_now();
     it->decode_seconds = t1 - t0;
@@ -156,7 +159,9 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
     }
     if (s == CT_OK && !cancelled(p)) {
         t1 = ct_now();
-        s = ct_prep_segment(it, &p->o, p->silero);
+        /* --vad-threads bounds the threads running the network: its files
+         * are not split over the helpers */
+        s = ct_prep_segment(it, &p->o, p->silero, p->o.vad_threads > 0 ? NULL : p->tasks);
         it->vad_seconds = ct_now() - t1;
     }
     if (s != CT_OK) ct_prep_item_set_error(it, s);
@@ -239,6 +244,7 @@ static void destroy(ct_prep *p) {
     if (p->paths)
         for (size_t k = 0; k < p->n; k++) free(p->paths[k]);
     free(p->paths);
+    ct_tasks_free(p->tasks);
     ct_silero_free(p->owned_silero);
     pthread_cond_destroy(&p->cv_done);
     pthread_cond_destroy(&p->cv_work);
@@ -303,6 +309,26 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
         return s;
     }
     p->o.silero = p->silero;
+    int split = o->split_threads;
+    if (split == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        split = ct_prep_auto_split_threads(cores > 0 && cores < 4096 ? (int)cores : 1);
+    }
+    /* Under an address-space limit every thread that may call cblas at once
+     * needs its OpenBLAS buffer mapped up front (blas_budget.h); when the
+     * helpers' do not fit, the files run unsplit (same results, slower). */
+    if (split > 0 && n && o->vad.mode == CT_VAD_SILERO && ct_blas_reserve(workers + split) != CT_OK) {
+        CT_LOGD("prep: no room for %d split helpers' BLAS buffers: %s", split, ct_last_error());
+        split = 0;
+    }
+    if (split > 0 && n) {
+        s = ct_tasks_create(split, &p->tasks);
+        if (s != CT_OK) {
+            destroy(p);
+            return s;
+        }
+    }
+    p->o.split_threads = p->tasks ? ct_tasks_threads(p->tasks) : -1;
     for (int t = 0; t < workers && n; t++) {
         int e = pthread_create(&p->threads[t], NULL, worker, p);
         if (e) {
@@ -366,6 +392,7 @@ void ct_prep_get_stats(ct_prep *p, ct_prep_stats *st) {
     pthread_mutex_lock(&p->mu);
     st->workers = p->o.workers;
     st->lookahead = (int)p->L;
+    st->split_threads = p->o.split_threads;
     st->memory_cap_bytes = p->o.memory_cap_bytes;
     st->held_bytes = p->held;
     st->peak_held_bytes = p->peak_held;

@@ -34,6 +34,12 @@ typedef struct ct_prep_options {
     int lookahead;             /* files in flight + finished-unconsumed; <= 0: 2·workers + 2 */
     uint64_t memory_cap_bytes; /* --audio-memory-gb: per file and for the pool; default 4 GiB */
     ct_audio_backend backend;  /* --audio-backend */
+    ct_audio_resampler resampler; /* --resampler (libsndfile backend) */
+    /* Pool only: helper threads that split one file's work (FIR resampling
+     * blocks, Silero feature blocks) so that a long file does not run on
+     * one core. < 0: none; 0: automatic (ct_prep_auto_split_threads); the
+     * results are the same bits as without (docs/PREP.md). */
+    int split_threads;
     double decode_deadline_seconds; /* per decode, <= 0: none */
     ct_vad_options vad;        /* --vad and its options */
     /* Silero weights: `silero` (borrowed, must outlive the pool) or, when
@@ -70,6 +76,10 @@ CT_NODISCARD ct_status ct_prep_check_options(const ct_prep_options *o);
 /* Automatic worker count for `cores` online cores: cores − 1 (one left for
  * the model's host thread or its BLAS threads), at least 1, at most 8. */
 int ct_prep_auto_workers(int cores);
+
+/* Automatic split-helper count for `cores` online cores: cores − 1, at
+ * least 1. They sleep when no long file needs them. */
+int ct_prep_auto_split_threads(int cores);
 
 /* One prepared file. */
 typedef struct ct_prep_item {
@@ -113,7 +123,7 @@ void ct_prep_cancel(ct_prep *p);
 void ct_prep_free(ct_prep *p);
 
 typedef struct ct_prep_stats {
-    int workers, lookahead;
+    int workers, lookahead, split_threads;
     uint64_t memory_cap_bytes;
     uint64_t held_bytes;      /* now: reservations in flight + finished-unconsumed PCM */
     uint64_t peak_held_bytes; /* the most ever held at once */

@@ -18,6 +18,8 @@ ct_prep_options ct_prep_default_options(void) {
         .lookahead = 0,
         .memory_cap_bytes = (uint64_t)4 << 30,
         .backend = CT_AUDIO_BACKEND_AUTO,
+        .resampler = CT_AUDIO_RESAMPLER_AUTO,
+        .split_threads = 0,
         .decode_deadline_seconds = 0,
         .vad = ct_vad_default_options(),
         .silero = NULL,
@@ -42,6 +44,8 @@ ct_status ct_prep_check_options(const ct_prep_options *o) {
         return ct_fail(CT_ERR_INVALID_ARG, "--vad-threads applies only to Silero VAD");
     return ct_vad_check_options(&o->vad);
 }
+
+int ct_prep_auto_split_threads(int cores) { return cores > 2 ? cores - 1 : 1; }
 
 int ct_prep_auto_workers(int cores) {
     int w = cores - 1;
@@ -98,9 +102,11 @@ uint64_t ct_prep_estimate_bytes(const char *path, uint64_t cap) {
 }
 
 ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t cap,
-                         const atomic_int *cancel, ct_audio **out) {
+                         const atomic_int *cancel, struct ct_tasks *tasks, ct_audio **out) {
     ct_audio_options ao = ct_audio_default_options();
     ao.backend = o->backend;
+    ao.resampler = o->resampler;
+    ao.tasks = tasks;
     ao.memory_cap_bytes = cap;
     ao.cancel_flag = cancel;
     ao.deadline_seconds = o->decode_deadline_seconds;
@@ -115,9 +121,10 @@ ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t ca
     return CT_OK;
 }
 
-ct_status ct_prep_segment(ct_prep_item *it, const ct_prep_options *o, const ct_silero *silero) {
+ct_status ct_prep_segment(ct_prep_item *it, const ct_prep_options *o, const ct_silero *silero,
+                          struct ct_tasks *tasks) {
     const ct_audio *a = it->audio;
-    ct_status s = ct_vad_segment(a->samples, a->n, &o->vad, silero, &it->vad);
+    ct_status s = ct_vad_segment_tasks(a->samples, a->n, &o->vad, silero, tasks, &it->vad);
     if (s != CT_OK) return ct_fail_wrap(s, "%s: segmentation", it->path);
     return CT_OK;
 }
@@ -127,11 +134,11 @@ ct_status ct_prep_file(const char *path, size_t index, const ct_prep_options *o,
     CT_TRY(ct_prep_item_new(path, index, out));
     ct_prep_item *it = *out;
     double t0 = ct_now();
-    ct_status s = ct_prep_decode(path, o, o->memory_cap_bytes, NULL, &it->audio);
+    ct_status s = ct_prep_decode(path, o, o->memory_cap_bytes, NULL, NULL, &it->audio);
     double t1 = ct_now();
     it->decode_seconds = t1 - t0;
     if (s == CT_OK) {
-        s = ct_prep_segment(it, o, silero);
+        s = ct_prep_segment(it, o, silero, NULL);
         it->vad_seconds = ct_now() - t1;
     }
     if (s != CT_OK) ct_prep_item_set_error(it, s);

@@ -8,6 +8,8 @@
 
 #include "prep/prep.h"
 
+struct ct_tasks;
+
 /* A fresh item for path (status CT_OK, nothing decoded). */
 CT_NODISCARD ct_status ct_prep_item_new(const char *path, size_t index, ct_prep_item **out);
 
@@ -18,13 +20,15 @@ void ct_prep_item_set_error(ct_prep_item *it, ct_status s);
  * duration plus slack, clamped to cap; cap when the duration is unknown. */
 uint64_t ct_prep_estimate_bytes(const char *path, uint64_t cap);
 
-/* Decode with o's backend/deadline, PCM capped at `cap` bytes, polling
- * cancel (may be NULL); the samples buffer is trimmed to its length. */
+/* Decode with o's backend/deadline/resampler, PCM capped at `cap` bytes,
+ * polling cancel (may be NULL), resampling blocks on tasks (may be NULL);
+ * the samples buffer is trimmed to its length. */
 CT_NODISCARD ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t cap,
-                                      const atomic_int *cancel, ct_audio **out);
+                                      const atomic_int *cancel, struct ct_tasks *tasks, ct_audio **out);
 
-/* Segment it->audio into it->vad; errors name the file. */
+/* Segment it->audio into it->vad (Silero blocks on tasks, may be NULL);
+ * errors name the file. */
 CT_NODISCARD ct_status ct_prep_segment(ct_prep_item *it, const ct_prep_options *o,
-                                       const struct ct_silero *silero);
+                                       const struct ct_silero *silero, struct ct_tasks *tasks);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "compute/cpu/blas_budget.h"
 #include "core/fs.h"
+#include "core/tasks.h"
 
 /* Shapes of the 16 kHz branch. */
 #define ROW (CT_SILERO_CONTEXT + CT_SILERO_FRAME) /* 576 samples per model row */
@@ -331,6 +332,44 @@ typedef struct {
     float *gs;   /* (B, 512) */
 } scratch;
 
+/* The frame-independent part of one block: the m rows in w->x through the
+ * STFT, the four convs and the input half of the LSTM gates, into w->xg
+ * (m, 512). Shared by the batched path and the parallel one, so that a
+ * block of the same rows gives the same bits in both. */
+static void block_gates(const ct_silero *s, scratch *w, int m) {
+    /* STFT: for each of the 4 windows, (M, 256) at stride 640 times the
+     * basis, written interleaved as (M, 4, 258). */
+    for (int t = 0; t < NT; t++)
+        gemm_nt(w->spec + t * NBASIS, NT * NBASIS, w->x + t * HOP, PADDED, s->basis, NULL, m, NBASIS, NFFT);
+    size_t cells = (size_t)m * NT;
+    for (size_t i = 0; i < cells; i++) {
+        const float *sp = w->spec + i * NBASIS;
+        float *dst = w->a + i * NFREQ;
+        for (int k = 0; k < NFREQ; k++) dst[k] = sqrtf(sp[k] * sp[k] + sp[NFREQ + k] * sp[NFREQ + k]);
+    }
+    conv_batch(w->b, w->a, w->col, &s->enc[0], m);
+    conv_batch(w->a, w->b, w->col, &s->enc[1], m);
+    conv_batch(w->b, w->a, w->col, &s->enc[2], m);
+    conv_batch(w->a, w->b, w->col, &s->enc[3], m); /* (M, 128) */
+    gemm_nt(w->xg, GATES, w->a, HID, s->w_ih, s->b_sum, m, GATES, HID);
+}
+
+/* One LSTM step of one file from its gate halves (input xg, hidden gh);
+ * updates h and c, returns the frame's probability. */
+static float lstm_cell(const ct_silero *s, const float *xg, const float *gh, float *h, float *c) {
+    float o = s->b_out;
+    for (int u = 0; u < HID; u++) {
+        float ig = sigmoidf(xg[u] + gh[u]);
+        float fg = sigmoidf(xg[HID + u] + gh[HID + u]);
+        float gg = tanhf(xg[2 * HID + u] + gh[2 * HID + u]);
+        float og = sigmoidf(xg[3 * HID + u] + gh[3 * HID + u]);
+        c[u] = fg * c[u] + ig * gg;
+        h[u] = og * tanhf(c[u]);
+        o += s->w_out[u] * (h[u] > 0.0f ? h[u] : 0.0f);
+    }
+    return sigmoidf(o);
+}
+
 ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, const size_t *n, int batch,
                                 float *const *probs) {
     if (batch <= 0) return CT_OK;
@@ -402,21 +441,7 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
             if ((int)take_n[bi] > most) most = (int)take_n[bi];
         }
         if (m == 0) break;
-        /* STFT: for each of the 4 windows, (M, 256) at stride 640 times the
-         * basis, written interleaved as (M, 4, 258). */
-        for (int t = 0; t < NT; t++)
-            gemm_nt(w.spec + t * NBASIS, NT * NBASIS, w.x + t * HOP, PADDED, s->basis, NULL, m, NBASIS, NFFT);
-        size_t cells = (size_t)m * NT;
-        for (size_t i = 0; i < cells; i++) {
-            const float *sp = w.spec + i * NBASIS;
-            float *dst = w.a + i * NFREQ;
-            for (int k = 0; k < NFREQ; k++) dst[k] = sqrtf(sp[k] * sp[k] + sp[NFREQ + k] * sp[NFREQ + k]);
-        }
-        conv_batch(w.b, w.a, w.col, &s->enc[0], m);
-        conv_batch(w.a, w.b, w.col, &s->enc[1], m);
-        conv_batch(w.b, w.a, w.col, &s->enc[2], m);
-        conv_batch(w.a, w.b, w.col, &s->enc[3], m); /* (M, 128) */
-        gemm_nt(w.xg, GATES, w.a, HID, s->w_ih, s->b_sum, m, GATES, HID);
+        block_gates(s, &w, m);
         /* The recurrence: step k advances every file that has a k-th row. */
         for (int k = 0; k < most; k++) {
             int na = 0;
@@ -431,18 +456,8 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
                 int bi = act[j];
                 const float *xg = w.xg + (base[bi] + (size_t)k) * GATES;
                 const float *gh = w.gs + (size_t)j * GATES;
-                float *h = hstate + (size_t)bi * HID, *c = cstate + (size_t)bi * HID;
-                float o = s->b_out;
-                for (int u = 0; u < HID; u++) {
-                    float ig = sigmoidf(xg[u] + gh[u]);
-                    float fg = sigmoidf(xg[HID + u] + gh[HID + u]);
-                    float gg = tanhf(xg[2 * HID + u] + gh[2 * HID + u]);
-                    float og = sigmoidf(xg[3 * HID + u] + gh[3 * HID + u]);
-                    c[u] = fg * c[u] + ig * gg;
-                    h[u] = og * tanhf(c[u]);
-                    o += s->w_out[u] * (h[u] > 0.0f ? h[u] : 0.0f);
-                }
-                probs[bi][done[bi] + (size_t)k] = sigmoidf(o);
+                probs[bi][done[bi] + (size_t)k] =
+                    lstm_cell(s, xg, gh, hstate + (size_t)bi * HID, cstate + (size_t)bi * HID);
             }
         }
         for (int bi = 0; bi < batch; bi++) done[bi] += take_n[bi];
@@ -452,4 +467,105 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
     free(done);
     free(mem);
     return CT_OK;
+}
+
+/* ---- one file, blocks on a task pool ------------------------------------- */
+
+/* Blocks whose gates may be computed ahead of the recurrence. */
+#define PAR_INFLIGHT 16
+
+typedef struct {
+    ct_task task; /* first: the pool hands this back */
+    const ct_silero *s;
+    const float *audio;
+    size_t n, f0;
+    int m;
+    float *xg; /* (BLOCK_ROWS, 512): the block's result, kept until the recurrence took it */
+    ct_status status;
+} gate_job;
+
+/* Rows f0 .. f0+m of the file through block_gates, with the batched path's
+ * row layout; the working memory lives only for the task (glibc then reuses
+ * it from the thread's arena). */
+static void run_gates(ct_task *t) {
+    gate_job *g = (gate_job *)t;
+    const ct_silero *s = g->s;
+    size_t m = (size_t)g->m;
+    size_t act_row = (size_t)NT * NFREQ, col_row = 0;
+    for (int l = 0; l < 4; l++) {
+        const conv_layer *c = &s->enc[l];
+        if ((size_t)c->tout * c->cout > act_row) act_row = (size_t)c->tout * c->cout;
+        if ((size_t)c->tout * c->cin * 3 > col_row) col_row = (size_t)c->tout * c->cin * 3;
+    }
+    float *mem = malloc(m * (PADDED + NT * NBASIS + 2 * act_row + col_row) * sizeof(float));
+    if (!mem) {
+        g->status = CT_ERR_OOM;
+        return;
+    }
+    scratch w = {0};
+    float *p = mem;
+    w.x = p, p += m * PADDED;
+    w.spec = p, p += m * NT * NBASIS;
+    w.a = p, p += m * act_row;
+    w.b = p, p += m * act_row;
+    w.col = p;
+    w.xg = g->xg;
+    for (size_t f = 0; f < m; f++) build_row(w.x + f * PADDED, g->audio, g->n, g->f0 + f);
+    int saved_threads = omp_get_max_threads(); /* see ct_silero_probs_batch */
+    omp_set_num_threads(1);
+    block_gates(s, &w, g->m);
+    omp_set_num_threads(saved_threads);
+    free(mem);
+    g->status = CT_OK;
+}
+
+ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n, ct_tasks *tasks,
+                                float *probs) {
+    size_t frames = ct_silero_frame_count(n);
+    size_t nblocks = (frames + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    if (nblocks == 0) return CT_OK;
+    size_t q = nblocks < PAR_INFLIGHT ? nblocks : PAR_INFLIGHT;
+    gate_job *jobs = calloc(q, sizeof *jobs);
+    float *state = calloc(2 * HID + GATES, sizeof(float)); /* h, c, gh */
+    ct_status st = jobs && state ? CT_OK : ct_fail(CT_ERR_OOM, "silero: out of memory");
+    for (size_t i = 0; i < q && st == CT_OK; i++)
+        if (!(jobs[i].xg = malloc((size_t)BLOCK_ROWS * GATES * sizeof(float))))
+            st = ct_fail(CT_ERR_OOM, "silero: out of memory");
+    size_t submitted = 0;
+    /* Blocks of BLOCK_ROWS frames from frame 0: the blocks ct_silero_probs_batch
+     * cuts for one file, so every product has the same rows and shape. */
+    for (size_t b = 0; b < nblocks && st == CT_OK; b++) {
+        for (; submitted < nblocks && submitted < b + q; submitted++) {
+            gate_job *g = &jobs[submitted % q];
+            g->s = s;
+            g->audio = audio;
+            g->n = n;
+            g->f0 = submitted * BLOCK_ROWS;
+            g->m = (int)(frames - g->f0 < BLOCK_ROWS ? frames - g->f0 : BLOCK_ROWS);
+            g->task.run = run_gates;
+            ct_tasks_submit(tasks, &g->task);
+        }
+        gate_job *g = &jobs[b % q];
+        ct_tasks_wait(tasks, &g->task);
+        if (g->status != CT_OK) {
+            st = ct_fail(CT_ERR_OOM, "silero: out of memory");
+            break;
+        }
+        /* The recurrence, as the batched path runs it for a single file. */
+        float *h = state, *c = state + HID, *gh = state + 2 * HID;
+        int saved_threads = omp_get_max_threads();
+        omp_set_num_threads(1);
+        for (int k = 0; k < g->m; k++) {
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, HID, 1.0f, s->w_hh, HID, h, 1, 0.0f, gh, 1);
+            probs[g->f0 + (size_t)k] = lstm_cell(s, g->xg + (size_t)k * GATES, gh, h, c);
+        }
+        omp_set_num_threads(saved_threads);
+    }
+    /* after a failure: wait for what is still queued or running */
+    for (size_t b = 0; jobs && b < submitted; b++) ct_tasks_wait(tasks, &jobs[b % q].task);
+    if (jobs)
+        for (size_t i = 0; i < q; i++) free(jobs[i].xg);
+    free(jobs);
+    free(state);
+    return st;
 }

@@ -51,6 +51,18 @@ size_t ct_silero_frame_count(size_t n_samples);
 CT_NODISCARD ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio,
                                              const size_t *n, int batch, float *const *probs);
 
+struct ct_tasks;
+
+/* Probabilities of one file, bit-identical to ct_silero_probs_batch with
+ * batch 1: the frame-independent part of each 512-frame block (STFT, convs,
+ * input gates; most of the work) runs on the pool's helpers, up to 16
+ * blocks ahead, while the calling thread runs the LSTM recurrence block
+ * after block. The blocks are the batched path's own (from frame 0, 512
+ * frames each), so every matrix product sees the same rows. tasks NULL:
+ * all in the calling thread. */
+CT_NODISCARD ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n,
+                                             struct ct_tasks *tasks, float *probs);
+
 /* Plain float32 reference of the same computation for one file, one frame at
  * a time with direct loops (no BLAS). Slow; tests compare it with the above. */
 CT_NODISCARD ct_status ct_silero_probs_ref(const ct_silero *s, const float *audio, size_t n,

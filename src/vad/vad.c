@@ -173,6 +173,11 @@ ct_status ct_vad_segment_probs(const float *probs, size_t n_probs, size_t n, con
 
 ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o, const ct_silero *silero,
                          ct_vad_result *out) {
+    return ct_vad_segment_tasks(audio, n, o, silero, NULL, out);
+}
+
+ct_status ct_vad_segment_tasks(const float *audio, size_t n, const ct_vad_options *o, const ct_silero *silero,
+                               struct ct_tasks *tasks, ct_vad_result *out) {
     memset(out, 0, sizeof *out);
     CT_TRY(ct_vad_check_options(o));
     ct_status s;
@@ -181,8 +186,12 @@ ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o, 
         size_t nf = ct_silero_frame_count(n);
         float *p = malloc((nf ? nf : 1) * sizeof(float));
         if (!p) return ct_fail(CT_ERR_OOM, "vad: out of memory");
-        float *outs[1] = {p};
-        s = ct_silero_probs_batch(silero, &audio, &n, 1, outs);
+        if (tasks) {
+            s = ct_silero_probs_tasks(silero, audio, n, tasks, p);
+        } else {
+            float *outs[1] = {p};
+            s = ct_silero_probs_batch(silero, &audio, &n, 1, outs);
+        }
         if (s != CT_OK) {
             free(p);
             return s;

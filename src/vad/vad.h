@@ -78,6 +78,15 @@ struct ct_silero;
 CT_NODISCARD ct_status ct_vad_segment(const float *audio, size_t n, const ct_vad_options *o,
                                       const struct ct_silero *silero, ct_vad_result *out);
 
+struct ct_tasks;
+
+/* The same, with Silero's frame-independent work spread over the pool's
+ * helpers (ct_silero_probs_tasks): bit-identical results. tasks NULL: as
+ * ct_vad_segment. Other modes ignore tasks (they are cheap). */
+CT_NODISCARD ct_status ct_vad_segment_tasks(const float *audio, size_t n, const ct_vad_options *o,
+                                            const struct ct_silero *silero, struct ct_tasks *tasks,
+                                            ct_vad_result *out);
+
 /* Segment `batch` files at once (Silero mode: their frames advance together
  * through the network; other modes: one after another). out[b] receives
  * file b's result; on failure every out[b] is left empty and the message

@@ -8,12 +8,16 @@
  * cancellation and an early stop end the run, and the options follow the
  * product's rules. Audio: tests/fixtures and $CT_TESTDATA (tests/setup).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sndfile.h>
+
+#include "audio/resample.h"
 #include "core/fs.h"
 #include "prep/prep.h"
 #include "testutil.h"
@@ -73,6 +77,7 @@ static void sequential(const char *path, const ct_prep_options *o, seq_result *r
     ct_audio_options ao = ct_audio_default_options();
     ao.memory_cap_bytes = o->memory_cap_bytes;
     ao.backend = o->backend;
+    ao.resampler = o->resampler; /* no task pool: every block in this thread */
     r->status = ct_audio_decode(path, &ao, &r->audio);
     if (r->status == CT_OK) {
         r->status = ct_vad_segment(r->audio->samples, r->audio->n, &o->vad, g_silero, &r->vad);
@@ -208,6 +213,75 @@ static void test_modes_and_vad_threads(void **state) {
     run_and_check((const char *const *)g_paths, NFILES, &o, &st, &ooo, NULL, 0);
     assert_int_equal(st.peak_files, 1);
 }
+
+/* One long file split over helpers (docs/PREP.md "Splitting a file"): a
+ * 280 s recording at 22.05 kHz stereo goes through the libsndfile backend,
+ * whose FIR blocks (2.048 s) and Silero gate blocks (16.384 s) run on three
+ * split helpers, and comes out bit-identical to the sequential decode +
+ * segment: samples, probabilities, spans, segments. The speech crosses both
+ * kinds of block boundary (checked below, so that the test means it). */
+static void test_split_long_file(void **state) {
+    (void)state;
+    ct_audio *a = NULL;
+    ct_audio_options ao = ct_audio_default_options();
+    CT_ASSERT_OK(ct_audio_decode(ct_test_path("CT_FIXTURES", "vad/speech_pauses.flac"), &ao, &a));
+    /* four copies, the 2nd to 4th shifted by 0.3 s of silence each */
+    size_t gap = 4800, n16 = 4 * a->n + 3 * gap;
+    float *x = calloc(n16, sizeof(float));
+    for (int k = 0; k < 4; k++) memcpy(x + (size_t)k * (a->n + gap), a->samples, a->n * sizeof(float));
+    ct_audio_free(a);
+    ct_resampler *up;
+    CT_ASSERT_OK(ct_resampler_new(16000, 22050, &up));
+    int64_t n22 = ct_resampler_out_len(up, (int64_t)n16);
+    size_t pad = (size_t)up->taps + 2;
+    float *xp = calloc(n16 + 2 * pad, sizeof(float)), *y = malloc((size_t)n22 * sizeof(float));
+    memcpy(xp + pad, x, n16 * sizeof(float));
+    ct_resampler_run(up, xp, -(int64_t)pad, n16 + 2 * pad, 0, n22, y);
+    ct_resampler_free(up);
+    free(xp);
+    free(x);
+    float *st = malloc((size_t)n22 * 2 * sizeof(float));
+    for (int64_t i = 0; i < n22; i++) st[2 * i] = y[i], st[2 * i + 1] = 0.5f * y[i];
+    free(y);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ct_test_join(ct_test_tmpdir(), "long_22k_stereo.wav"));
+    SF_INFO si = {.samplerate = 22050, .channels = 2, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
+    SNDFILE *sf = sf_open(path, SFM_WRITE, &si);
+    assert_non_null(sf);
+    assert_int_equal(sf_writef_float(sf, st, n22), n22);
+    sf_close(sf);
+    free(st);
+
+    const char *paths[3] = {path, g_paths[1], path};
+    ct_prep_options o = silero_options(2);
+    o.backend = CT_AUDIO_BACKEND_SNDFILE;
+    o.split_threads = 3;
+    int ooo;
+    ct_prep_stats pst;
+    size_t ok;
+    run_and_check(paths, 3, &o, &pst, &ooo, &ok, 0);
+    assert_int_equal(ok, 3);
+    assert_int_equal(pst.split_threads, 3);
+
+    /* the file is what the test claims: resampled, long, speech across
+     * block boundaries */
+    seq_result r;
+    sequential(path, &o, &r);
+    assert_int_equal(r.status, CT_OK);
+    assert_int_equal(r.audio->source_sample_rate, 22050);
+    assert_true(r.audio->duration > 275);
+    assert_true(r.vad.n_spans >= 8);
+    int cross_fir = 0, cross_vad = 0;
+    for (size_t i = 0; i < r.vad.n_spans; i++) {
+        double s0 = r.vad.spans[i].start, s1 = r.vad.spans[i].end;
+        if (floor(s1 * 16000 / 32768) > floor(s0 * 16000 / 32768)) cross_fir++;
+        if (floor(s1 * 16000 / (512.0 * 512)) > floor(s0 * 16000 / (512.0 * 512))) cross_vad++;
+    }
+    if (cross_fir < 4 || cross_vad < 2)
+        fail_msg("speech crosses %d resampler and %d Silero block boundaries", cross_fir, cross_vad);
+    seq_free(&r);
+}
+
 
 /* A cap just above the largest file (70.37 s = 4.50 MB): files cannot all be
  * held at once, a slow consumer lets the pool fill up, and the bytes held
@@ -386,6 +460,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_sequential_equality),
         cmocka_unit_test(test_modes_and_vad_threads),
+        cmocka_unit_test(test_split_long_file),
         cmocka_unit_test(test_memory_cap),
         cmocka_unit_test(test_cancel_and_early_stop),
         cmocka_unit_test(test_options),

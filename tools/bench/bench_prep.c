@@ -4,9 +4,18 @@
  * Reports files/s, audio seconds per wall second (× real time) and the
  * process CPU time (user + system) of each run, best wall time of `repeats`.
  * The consumer frees each item at once, so this measures preparation alone.
- * Input: tools/bench/bench_prep_setup.sh DIR (20 × 60 s mp3/flac).
- *   usage: bench_prep DIR silero_vad.onnx [repeats] [max_workers] */
+ * Input: tools/bench/bench_prep_setup.sh DIR (20 × 60 s mp3/flac), or a
+ * bench_corpus folder (wav/flac/opus/ogg, 8-48 kHz, up to 30 min).
+ *   usage: bench_prep DIR silero_vad.onnx [repeats] [max_workers]
+ *                     [--backend auto|ffmpeg|sndfile] [--resampler auto|fir|sinc]
+ *                     [--split N] [--ab]
+ * --split N: split helpers of the pool (-1 none, 0 automatic; prep.h).
+ * --ab: instead of the worker sweep, the pool with max_workers workers in
+ * two configurations alternated `repeats` times: A = libsamplerate, no
+ * split helpers (the code before issue 15's preparation work); B = the
+ * options given (default: FIR, automatic split). */
 #include <dirent.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +66,38 @@ static int run_once(char **paths, size_t n, const ct_prep_options *base, int wor
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: bench_prep DIR silero_vad.onnx [repeats] [max_workers]\n");
+    ct_prep_options o = ct_prep_default_options();
+    int ab = 0, npos = 0;
+    const char *pos[4] = {0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ab")) {
+            ab = 1;
+        } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+            if (ct_audio_backend_parse(argv[++i], &o.backend) != CT_OK) return 2;
+        } else if (!strcmp(argv[i], "--resampler") && i + 1 < argc) {
+            if (ct_audio_resampler_parse(argv[++i], &o.resampler) != CT_OK) return 2;
+        } else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
+            o.split_threads = atoi(argv[++i]);
+        } else if (npos < 4) {
+            pos[npos++] = argv[i];
+        } else {
+            fprintf(stderr, "bench_prep: unexpected argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (npos < 2) {
+        fprintf(stderr, "usage: bench_prep DIR silero_vad.onnx [repeats] [max_workers] [--backend B] "
+                        "[--resampler R] [--split N] [--ab]\n");
         return 2;
     }
-    int reps = argc > 3 ? atoi(argv[3]) : 3;
-    int maxw = argc > 4 ? atoi(argv[4]) : 2;
+    const char *dir = pos[0], *onnx = pos[1];
+    int reps = npos > 2 ? atoi(pos[2]) : 3;
+    int maxw = npos > 3 ? atoi(pos[3]) : 2;
     if (reps < 1) reps = 1;
     if (maxw < 1) maxw = 1;
-    DIR *d = opendir(argv[1]);
+    DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "bench_prep: cannot open %s\n", argv[1]);
+        fprintf(stderr, "bench_prep: cannot open %s\n", dir);
         return 1;
     }
     char **paths = NULL;
@@ -75,26 +105,28 @@ int main(int argc, char **argv) {
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *dot = strrchr(e->d_name, '.');
-        if (!dot || (strcmp(dot, ".mp3") && strcmp(dot, ".flac"))) continue;
+        static const char *const ext[] = {".mp3", ".flac", ".wav", ".opus", ".ogg", ".oga", ".m4a"};
+        int want = 0;
+        for (size_t k = 0; dot && k < sizeof ext / sizeof *ext; k++) want |= !strcasecmp(dot, ext[k]);
+        if (!want) continue;
         char **np = realloc(paths, (n + 1) * sizeof *paths);
         if (!np) return 1;
         paths = np;
-        size_t len = strlen(argv[1]) + strlen(e->d_name) + 2;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
         paths[n] = malloc(len);
-        snprintf(paths[n++], len, "%s/%s", argv[1], e->d_name);
+        snprintf(paths[n++], len, "%s/%s", dir, e->d_name);
     }
     closedir(d);
     if (!n) {
-        fprintf(stderr, "bench_prep: no .mp3/.flac files in %s\n", argv[1]);
+        fprintf(stderr, "bench_prep: no .mp3/.flac files in %s\n", dir);
         return 1;
     }
     qsort(paths, n, sizeof *paths, cmp_str);
     ct_silero *s;
-    if (ct_silero_load(argv[2], &s) != CT_OK) {
+    if (ct_silero_load(onnx, &s) != CT_OK) {
         fprintf(stderr, "bench_prep: %s\n", ct_last_error());
         return 1;
     }
-    ct_prep_options o = ct_prep_default_options();
     o.silero = s;
     char load[128] = "?";
     FILE *f = fopen("/proc/loadavg", "r");
@@ -103,9 +135,34 @@ int main(int argc, char **argv) {
         fclose(f);
         load[strcspn(load, "\n")] = 0;
     }
-    printf("files: %zu in %s; repeats %d (best wall); load average at start: %s\n\n", n, argv[1], reps, load);
+    printf("files: %zu in %s; repeats %d (best wall); load average at start: %s\n\n", n, dir, reps, load);
     printf("| run | wall s | files/s | x real time | CPU s (user+sys) | CPU/wall | decode s (sum) | VAD s (sum) |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
+    if (ab) {
+        ct_prep_options a = o;
+        a.resampler = CT_AUDIO_RESAMPLER_SINC;
+        a.split_threads = -1;
+        for (int k = 0; k < reps; k++) {
+            for (int c = 0; c < 2; c++) {
+                run_result r;
+                if (run_once(paths, n, c ? &o : &a, maxw, &r) != 0 || (size_t)r.ok != n) {
+                    fprintf(stderr, "bench_prep: %s\n", ct_last_error());
+                    return 1;
+                }
+                f = fopen("/proc/loadavg", "r");
+                if (f) {
+                    if (!fgets(load, sizeof load, f)) snprintf(load, sizeof load, "?");
+                    fclose(f);
+                    load[strcspn(load, "\n")] = 0;
+                }
+                printf("| %s rep %d, %d workers (load %s) | %.3f | %.2f | %.0f | %.3f | %.2f | %.3f | %.3f |\n",
+                       c ? "B: --resampler/--split as given" : "A: sinc, no split", k + 1, maxw, load, r.wall,
+                       n / r.wall, r.audio_s / r.wall, r.cpu, r.cpu / r.wall, r.decode_s, r.vad_s);
+                fflush(stdout);
+            }
+        }
+        maxw = -1; /* no sweep */
+    }
     for (int w = 0; w <= maxw; w++) {
         run_result best = {.wall = 1e30};
         for (int k = 0; k < reps; k++) {

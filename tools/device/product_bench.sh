@@ -17,7 +17,11 @@
 #     (bench_product_engine --device cuda, which also dumps them);
 #  6. the transformers baseline over the same segments in the same batches
 #     (tools/device/tf_product_bench.py);
-#  7. one table (tools/device/product_bench_table.py) into $OUT/product_bench.txt, logs in $OUT/logs.tgz.
+#  7. one table (tools/device/product_bench_table.py) into $OUT/product_bench.txt, logs in $OUT/logs.tgz;
+#  8. PREP_AB=1: audio preparation alone over the corpus, old vs new in the
+#     same call (bench_prep --ab: libsamplerate without split helpers, then
+#     the FIR resampler with them, alternated PREP_REPS (1) times, the
+#     product's worker count) into $OUT/prep_ab.txt.
 # --cpu-smoke runs steps 2 and 4-7 here on the CPU with the tiny model
 # (tests/fixtures/tiny-product, fp32, a 3-minute corpus, build/bin, the
 # transformers of /work/origenv): every part but the GPU and the build.
@@ -58,7 +62,7 @@ if [ $smoke = 0 ]; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$WORK/cmake.log" 2>&1 || { tail -40 "$WORK/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe bench_corpus bench_product_engine \
-    cohere-transcribe-random-model > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
+    cohere-transcribe-random-model bench_prep > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
 fi
 for b in cohere-transcribe bench_corpus bench_product_engine; do
   [ -x "$BIN/$b" ] || { echo "$BIN/$b missing (here: make -j2 -C build $b)"; exit 1; }
@@ -123,4 +127,12 @@ flag=()
 [ $smoke = 1 ] && flag=(--cpu-smoke)
 python3 tools/device/product_bench_table.py "$WORK" "${flag[@]}" | tee "$OUTDIR/product_bench.txt"
 (cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv)
+if [ "${PREP_AB:-0}" = 1 ]; then
+  log "preparation alone: old (sinc, unsplit) vs new (fir, split), bench_prep --ab"
+  ab_backend=$AUDIO_BACKEND
+  [ "$ab_backend" = auto ] && ab_backend=sndfile # what the device's build decodes with anyway
+  w=$(( $(nproc) - 1 )); [ $w -gt 8 ] && w=8; [ $w -lt 1 ] && w=1 # ct_prep_auto_workers
+  "$BIN/bench_prep" "$WORK/corpus" "$PB/silero_vad.onnx" "${PREP_REPS:-1}" "$w" --backend "$ab_backend" --ab \
+    2>&1 | tee "$OUTDIR/prep_ab.txt"
+fi
 log "done in $(( $(date +%s) - t_all )) s"

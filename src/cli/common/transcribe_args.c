@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio/audio.h"
 #include "model/resolve.h"
 #include "pipeline/options.h"
 
@@ -34,6 +35,8 @@ static const ct_arg_choice AUDIO_BACKEND[] = {{"auto", CT_AUDIO_AUTO, 0},
                                               {"ffmpeg", CT_AUDIO_FFMPEG, 0},
                                               {"librosa", CT_AUDIO_LIBROSA, 0},
                                               {"sndfile", CT_AUDIO_SNDFILE, 0}};
+static const ct_arg_choice RESAMPLER[] = {
+    {"auto", CT_RESAMPLER_AUTO, 0}, {"fir", CT_RESAMPLER_FIR, 0}, {"sinc", CT_RESAMPLER_SINC, 0}};
 static const ct_arg_choice VAD[] = {
     {"silero", CT_VAD_MODE_SILERO, 0}, {"auditok", CT_VAD_MODE_AUDITOK, 0}, {"none", CT_VAD_MODE_NONE, 0}};
 static const ct_arg_choice VAD_ENGINE[] = {{"auto", CT_VAD_ENGINE_AUTO, 0},
@@ -58,6 +61,7 @@ static const ct_arg_choice FORMATS[] = {
 #define INT(n, m, h, g, f, d, fl) {n, NULL, m, h, g, CT_ARG_INT, OFF(f), 0, 0, NULL, 0, d, NULL, fl}
 #define FLT(n, m, h, g, f, d, fl) {n, NULL, m, h, g, CT_ARG_FLOAT, OFF(f), 0, 0, NULL, 0, d, NULL, fl}
 #define CHO(n, m, h, g, f, c, d) {n, NULL, m, h, g, CT_ARG_CHOICE, OFF(f), 0, 0, c, NCH(c), d, NULL, 0}
+#define CHO_ADD(n, m, h, g, f, c, d) {n, NULL, m, h, g, CT_ARG_CHOICE, OFF(f), 0, 0, c, NCH(c), d, NULL, CT_ARG_ADDITION}
 #define FLAG(n, h, g, f, v, d, fl) {n, NULL, NULL, h, g, CT_ARG_FLAG, OFF(f), 0, v, NULL, 0, d, NULL, fl}
 
 static const ct_arg_option OPTIONS[] = {
@@ -85,6 +89,8 @@ static const ct_arg_option OPTIONS[] = {
         CT_ARG_ADDITION),
     CHO("--audio-backend", "BACKEND", "Audio decoder configuration.", NULL, audio_backend, AUDIO_BACKEND,
         "auto"),
+    CHO_ADD("--resampler", "KIND", "libsndfile backend's resampler: fir (ours) or sinc (libsamplerate).", NULL,
+            resampler, RESAMPLER, "auto"),
     FLT("--audio-memory-gb", "GIB", "Decoded-PCM memory limit per file/group.", NULL, audio_memory_gb, "4.0",
         0),
     INT("--preprocess-workers", "COUNT", "Concurrent audio decode workers.", NULL, preprocess_workers, NULL,
@@ -246,6 +252,7 @@ char *ct_cli_options_json(const ct_transcriber_options *o, const char *const *pa
     json_object_set_new(j, "dtype", json_string(ct_opt_precision_name(o->dtype)));
     json_object_set_new(j, "threads", json_integer(o->threads));
     json_object_set_new(j, "audio_backend", json_string(ct_opt_audio_backend_name(o->audio_backend)));
+    json_object_set_new(j, "resampler", json_string(ct_audio_resampler_name((ct_audio_resampler)o->resampler)));
     json_object_set_new(j, "audio_memory_gb", real(o->audio_memory_gb));
     json_object_set_new(j, "preprocess_workers", json_integer(o->preprocess_workers));
     json_object_set_new(j, "pipeline_preparation", json_boolean(o->pipeline_preparation));

@@ -21,7 +21,8 @@
 
 typedef struct loader {
     ct_backend *be;
-    unsigned q8_float; /* under Q8: the CT_Q8_* kinds kept in float */
+    ct_q8_plan q8;     /* under Q8: the kinds kept in float */
+    int enc_layer;     /* the encoder layer being loaded, or -1 */
     ct_weight_lookup_fn lookup;
     void *ctx;
     size_t bytes, borrowed;
@@ -135,11 +136,27 @@ static const char *const kind_names[CT_Q8_KINDS] = {"enc-ff1", "enc-ff2", "enc-q
 
 const char *ct_q8_kind_name(int bit) { return bit >= 0 && bit < CT_Q8_KINDS ? kind_names[bit] : NULL; }
 
-unsigned ct_q8_default_plan(void) { return CT_Q8_PLAN_SET; }
+/* Measured on the full-size random model (docs/PERFORMANCE.md, "int8
+ * accuracy"): per-row int8 rounding adds ~0.8 % noise per product and the
+ * kinds' contributions add in quadrature, uniformly over depth. v, out and
+ * the conv pointwise layers cost the most error per weight, q/k/pos almost
+ * none, FF the least per weight after them; so q, k, pos, the decoder's
+ * self-attention and FF, and FF in a third of the encoder layers are int8,
+ * the rest stays in the checkpoint's type (bf16: native on CPUs with
+ * AVX512-BF16), which keeps encoder and logits within 3e-2 of fp32. */
+ct_q8_plan ct_q8_default_plan(void) {
+    return (ct_q8_plan){.all = CT_Q8_PLAN_SET | CT_Q8_ENC_V | CT_Q8_ENC_OUT | CT_Q8_ENC_PW1 | CT_Q8_ENC_PW2 |
+                               CT_Q8_PROJ | CT_Q8_DEC_CROSS,
+                        .part = CT_Q8_ENC_FF1 | CT_Q8_ENC_FF2,
+                        .from = 16,
+                        .to = 1 << 30};
+}
 
 /* The dtype of a dense weight of this kind: Q8 unless the plan keeps it. */
 static ct_dtype kind_dtype(const loader *L, ct_dtype wdt, unsigned kind) {
-    return wdt == CT_DTYPE_Q8 && (L->q8_float & kind) ? SOURCE_DTYPE : wdt;
+    if (wdt != CT_DTYPE_Q8) return wdt;
+    const int part = L->enc_layer >= L->q8.from && L->enc_layer < L->q8.to && (L->q8.part & kind);
+    return (L->q8.all & kind) || part ? SOURCE_DTYPE : wdt;
 }
 #define KD(kind) kind_dtype(L, wdt, CT_Q8_##kind)
 
@@ -290,7 +307,11 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
     w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
     if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
-    for (int i = 0; i < hp->enc_layers; i++) CT_TRY(load_encoder_layer(L, wdt, hp, i, &w->enc[i]));
+    for (int i = 0; i < hp->enc_layers; i++) {
+        L->enc_layer = i;
+        CT_TRY(load_encoder_layer(L, wdt, hp, i, &w->enc[i]));
+    }
+    L->enc_layer = -1;
     /* one more encoder layer in the file than the config says is a mismatch */
     ct_host_tensor extra;
     if (L->lookup(L->ctx, NAME("encoder.layers.%d.norm_out.weight", hp->enc_layers), &extra))
@@ -316,7 +337,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
 }
 
 ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
-                              ct_dtype wdtype, unsigned q8_float, ct_asr_weights *out) {
+                              ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out) {
     memset(out, 0, sizeof *out);
     CT_TRY(check_hparams(hp));
     if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16 && wdtype != CT_DTYPE_Q8)
@@ -325,9 +346,8 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
         return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
     out->hp = *hp;
     out->wdtype = wdtype;
-    if (wdtype == CT_DTYPE_Q8 && !(q8_float & CT_Q8_PLAN_SET)) q8_float = ct_q8_default_plan();
-    out->q8_float = wdtype == CT_DTYPE_Q8 ? q8_float : 0;
-    loader L = {.be = be, .q8_float = out->q8_float, .lookup = lookup, .ctx = ctx};
+    if (wdtype == CT_DTYPE_Q8) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q8_default_plan();
+    loader L = {.be = be, .q8 = out->q8, .enc_layer = -1, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
     out->bytes = L.bytes;
     out->borrowed_bytes = L.borrowed;

@@ -57,21 +57,6 @@ typedef struct ct_dec_layer {
     ct_tensor ln3_g, ln3_b, fc1_w, fc1_b, fc2_w, fc2_b;
 } ct_dec_layer;
 
-typedef struct ct_asr_weights {
-    ct_asr_hparams hp;
-    ct_dtype wdtype;
-    unsigned q8_float; /* under Q8: the CT_Q8_* kinds kept in float (the plan in effect) */
-    /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
-    ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
-    ct_enc_layer *enc; /* enc_layers */
-    ct_tensor proj_w, proj_b; /* (d_dec, d_enc) */
-    ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */
-    ct_dec_layer *dec; /* dec_layers */
-    ct_tensor final_ln_g, final_ln_b, head_w, head_b; /* head (V, d_dec) */
-    size_t bytes; /* parameter bytes (owned + borrowed) */
-    size_t borrowed_bytes; /* of which used in place from the source (no copy) */
-} ct_asr_weights;
-
 /* int8 (Q8) precision plan: the kinds of dense weight that stay in the
  * checkpoint's float type under wdtype Q8 (the others are quantised). The
  * default plan and why: docs/PERFORMANCE.md, "int8 accuracy". */
@@ -93,14 +78,36 @@ enum {
 };
 /* The kinds' names as bench_accuracy and the plan's description use them. */
 const char *ct_q8_kind_name(int bit);
-/* The plan used when the caller gives 0. */
-unsigned ct_q8_default_plan(void);
+/* A plan: the kinds in `all` stay float in every layer; those in `part`
+ * only in encoder layers from ≤ i < to. all == 0 (no CT_Q8_PLAN_SET): the
+ * default plan. */
+typedef struct ct_q8_plan {
+    unsigned all, part;
+    int from, to;
+} ct_q8_plan;
+ct_q8_plan ct_q8_default_plan(void);
+
+typedef struct ct_asr_weights {
+    ct_asr_hparams hp;
+    ct_dtype wdtype;
+    ct_q8_plan q8; /* under Q8: the kinds kept in float (the plan in effect) */
+    /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
+    ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
+    ct_enc_layer *enc; /* enc_layers */
+    ct_tensor proj_w, proj_b; /* (d_dec, d_enc) */
+    ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */
+    ct_dec_layer *dec; /* dec_layers */
+    ct_tensor final_ln_g, final_ln_b, head_w, head_b; /* head (V, d_dec) */
+    size_t bytes; /* parameter bytes (owned + borrowed) */
+    size_t borrowed_bytes; /* of which used in place from the source (no copy) */
+} ct_asr_weights;
+
 
 /* Load and convert every tensor; fails naming the tensor that is missing or
  * has the wrong shape. wdtype: F32, BF16, F16 or Q8 for the dense weights;
- * q8_float: under Q8, the CT_Q8_* kinds kept in float (0: the default plan). */
+ * q8: under Q8, the kinds kept in float (NULL or all == 0: the default plan). */
 ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
-                              ct_dtype wdtype, unsigned q8_float, ct_asr_weights *out);
+                              ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out);
 void ct_asr_weights_free(ct_asr_weights *w);
 
 
@@ -124,8 +131,8 @@ ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const struct ct_checkpo
                                          ct_asr_weights *out);
 ct_status ct_asr_weights_map_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
                                         ct_asr_weights *out);
-/* map_checkpoint with an int8 precision plan (q8_float as ct_asr_weights_load). */
+/* map_checkpoint with an int8 precision plan (q8 as ct_asr_weights_load). */
 ct_status ct_asr_weights_map_checkpoint_plan(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
-                                             unsigned q8_float, ct_asr_weights *out);
+                                             const ct_q8_plan *q8, ct_asr_weights *out);
 
 #endif

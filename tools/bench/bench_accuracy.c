@@ -80,9 +80,9 @@ static int run_dtype(const char *model, ct_dtype dt, const ct_asr_options *base,
     return 0;
 }
 
-/* "default", "none" or a comma list of kind names → a plan (0: bad name). */
+/* "default", "none" or a comma list of kind names → kind bits (0: bad name). */
 static unsigned parse_plan(const char *s) {
-    if (!strcmp(s, "default")) return ct_q8_default_plan();
+    if (!strcmp(s, "default")) return ct_q8_default_plan().all;
     unsigned plan = CT_Q8_PLAN_SET;
     if (!strcmp(s, "none")) return plan;
     char buf[256];
@@ -131,8 +131,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--isa-limit")) o.isa_limit = atoi(v);
         else if (!strcmp(a, "--dnnl-bf16")) o.dnnl_bf16 = atoi(v);
         else if (!strcmp(a, "--q8-sweep")) sweep = atoi(v);
+        else if (!strcmp(a, "--q8-part")) {
+            if (!(o.q8.part = parse_plan(v))) {
+                fprintf(stderr, "bench_accuracy: --q8-part: '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--q8-layers")) {
+            if (sscanf(v, "%d-%d", &o.q8.from, &o.q8.to) != 2) {
+                fprintf(stderr, "bench_accuracy: --q8-layers: '%s' (FROM-TO)\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--q8-float")) {
-            if (!(o.q8_float = parse_plan(v))) {
+            if (!(o.q8.all = parse_plan(v))) {
                 fprintf(stderr, "bench_accuracy: --q8-float: '%s' (default, none or kinds: enc-ff1, ...)\n", v);
                 return 2;
             }
@@ -162,7 +173,7 @@ int main(int argc, char **argv) {
     printf("fp32: %.2f s; dispatch %s\n", ref.seconds, disp);
     enum { MAXC = 64 };
     ct_dtype cdt[MAXC];
-    unsigned cplan[MAXC];
+    ct_q8_plan cplan[MAXC];
     int nc = 0;
     char list[128];
     snprintf(list, sizeof list, "%s", dtypes);
@@ -171,22 +182,23 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_accuracy: --dtype: '%s' (int8, bf16, fp16, fp32)\n", tok);
             return 2;
         }
-        cplan[nc++] = o.q8_float;
+        cplan[nc++] = o.q8;
     }
     for (int b = 0; sweep && b < CT_Q8_KINDS && nc < MAXC; b++) /* only kind b quantised */
-        cdt[nc] = CT_DTYPE_Q8, cplan[nc++] = CT_Q8_PLAN_SET | (((1u << CT_Q8_KINDS) - 1) & ~(1u << b));
+        cdt[nc] = CT_DTYPE_Q8, cplan[nc++] = (ct_q8_plan){.all = CT_Q8_PLAN_SET | (((1u << CT_Q8_KINDS) - 1) & ~(1u << b))};
     for (int c = 0; c < nc; c++) {
         const ct_dtype dt = cdt[c];
         char tok[300];
         snprintf(tok, sizeof tok, "%s", ct_dtype_name(dt));
         if (dt == CT_DTYPE_Q8) {
-            unsigned plan = cplan[c] ? cplan[c] : ct_q8_default_plan();
-            char pt[240];
-            plan_text(plan & ~CT_Q8_PLAN_SET, pt, sizeof pt);
-            snprintf(tok, sizeof tok, "int8[float: %s]", pt);
+            ct_q8_plan plan = cplan[c].all ? cplan[c] : ct_q8_default_plan();
+            char pt[240], pp[240];
+            plan_text(plan.all & ~CT_Q8_PLAN_SET, pt, sizeof pt);
+            plan_text(plan.part & ~CT_Q8_PLAN_SET, pp, sizeof pp);
+            snprintf(tok, sizeof tok, "int8[float: %s; in layers %d-%d: %s]", pt, plan.from, plan.to, pp);
         }
         run r;
-        o.q8_float = cplan[c];
+        o.q8 = cplan[c];
         if (run_dtype(model, dt, &o, clip, n, tokens, &r, &d, &V, disp, sizeof disp)) return 1;
         double enc = rel_l2(r.enc, ref.enc, (size_t)ref.frames * d);
         double lg0 = rel_l2(r.logits, ref.logits, (size_t)V);

@@ -144,11 +144,11 @@ const char *ct_q8_kind_name(int bit) { return bit >= 0 && bit < CT_Q8_KINDS ? ki
  * self-attention and FF, and FF in a third of the encoder layers are int8,
  * the rest stays in the checkpoint's type (bf16: native on CPUs with
  * AVX512-BF16), which keeps encoder and logits within 3e-2 of fp32. */
-ct_q8_plan ct_q8_default_plan(void) {
+ct_q8_plan ct_q8_default_plan(int enc_layers) {
     return (ct_q8_plan){.all = CT_Q8_PLAN_SET | CT_Q8_ENC_V | CT_Q8_ENC_OUT | CT_Q8_ENC_PW1 | CT_Q8_ENC_PW2 |
                                CT_Q8_PROJ | CT_Q8_DEC_CROSS,
                         .part = CT_Q8_ENC_FF1 | CT_Q8_ENC_FF2,
-                        .from = 16,
+                        .from = (enc_layers + 1) / 3, /* 16 of 48 */
                         .to = 1 << 30};
 }
 
@@ -346,7 +346,7 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
         return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
     out->hp = *hp;
     out->wdtype = wdtype;
-    if (wdtype == CT_DTYPE_Q8) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q8_default_plan();
+    if (wdtype == CT_DTYPE_Q8) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q8_default_plan(hp->enc_layers);
     loader L = {.be = be, .q8 = out->q8, .enc_layer = -1, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
     out->bytes = L.bytes;

@@ -79,13 +79,13 @@ enum {
 /* The kinds' names as bench_accuracy and the plan's description use them. */
 const char *ct_q8_kind_name(int bit);
 /* A plan: the kinds in `all` stay float in every layer; those in `part`
- * only in encoder layers from ≤ i < to. all == 0 (no CT_Q8_PLAN_SET): the
- * default plan. */
+ * only in encoder layers from ≤ i < to. all without CT_Q8_PLAN_SET: the
+ * default plan (for a model of enc_layers encoder layers). */
 typedef struct ct_q8_plan {
     unsigned all, part;
     int from, to;
 } ct_q8_plan;
-ct_q8_plan ct_q8_default_plan(void);
+ct_q8_plan ct_q8_default_plan(int enc_layers);
 
 typedef struct ct_asr_weights {
     ct_asr_hparams hp;

@@ -30,6 +30,7 @@ typedef struct run {
     int32_t *tokens;
     int frames, n_tokens;
     double seconds;
+    ct_q8_plan plan; /* int8: the plan in effect */
 } run;
 
 static double rel_l2(const float *a, const float *b, size_t n) {
@@ -67,6 +68,7 @@ static int run_dtype(const char *model, ct_dtype dt, const ct_asr_options *base,
     out->seconds = ct_now() - t;
     *d = ct_asr_model_weights(asr)->hp.d_enc;
     *V = ct_asr_model_weights(asr)->hp.vocab;
+    out->plan = ct_asr_model_weights(asr)->q8;
     const ct_asr_clip *c = &res.clips[0];
     out->frames = c->encoder_frames, out->n_tokens = c->n_tokens;
     out->enc = malloc(sizeof(float) * (size_t)c->encoder_frames * *d);
@@ -80,9 +82,10 @@ static int run_dtype(const char *model, ct_dtype dt, const ct_asr_options *base,
     return 0;
 }
 
-/* "default", "none" or a comma list of kind names → kind bits (0: bad name). */
+/* "none" or a comma list of kind names → kind bits with CT_Q8_PLAN_SET;
+ * "default": 0 (the loader's default plan); ~0u: a bad name. */
 static unsigned parse_plan(const char *s) {
-    if (!strcmp(s, "default")) return ct_q8_default_plan().all;
+    if (!strcmp(s, "default")) return 0;
     unsigned plan = CT_Q8_PLAN_SET;
     if (!strcmp(s, "none")) return plan;
     char buf[256];
@@ -90,7 +93,7 @@ static unsigned parse_plan(const char *s) {
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int b = 0;
         while (b < CT_Q8_KINDS && strcmp(ct_q8_kind_name(b), t)) b++;
-        if (b == CT_Q8_KINDS) return 0;
+        if (b == CT_Q8_KINDS) return ~0u;
         plan |= 1u << b;
     }
     return plan;
@@ -132,7 +135,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--dnnl-bf16")) o.dnnl_bf16 = atoi(v);
         else if (!strcmp(a, "--q8-sweep")) sweep = atoi(v);
         else if (!strcmp(a, "--q8-part")) {
-            if (!(o.q8.part = parse_plan(v))) {
+            if ((o.q8.part = parse_plan(v)) == ~0u) {
                 fprintf(stderr, "bench_accuracy: --q8-part: '%s'\n", v);
                 return 2;
             }
@@ -143,7 +146,7 @@ int main(int argc, char **argv) {
             }
         }
         else if (!strcmp(a, "--q8-float")) {
-            if (!(o.q8.all = parse_plan(v))) {
+            if ((o.q8.all = parse_plan(v)) == ~0u) {
                 fprintf(stderr, "bench_accuracy: --q8-float: '%s' (default, none or kinds: enc-ff1, ...)\n", v);
                 return 2;
             }
@@ -188,18 +191,19 @@ int main(int argc, char **argv) {
         cdt[nc] = CT_DTYPE_Q8, cplan[nc++] = (ct_q8_plan){.all = CT_Q8_PLAN_SET | (((1u << CT_Q8_KINDS) - 1) & ~(1u << b))};
     for (int c = 0; c < nc; c++) {
         const ct_dtype dt = cdt[c];
-        char tok[300];
-        snprintf(tok, sizeof tok, "%s", ct_dtype_name(dt));
-        if (dt == CT_DTYPE_Q8) {
-            ct_q8_plan plan = cplan[c].all ? cplan[c] : ct_q8_default_plan();
-            char pt[240], pp[240];
-            plan_text(plan.all & ~CT_Q8_PLAN_SET, pt, sizeof pt);
-            plan_text(plan.part & ~CT_Q8_PLAN_SET, pp, sizeof pp);
-            snprintf(tok, sizeof tok, "int8[float: %s; in layers %d-%d: %s]", pt, plan.from, plan.to, pp);
-        }
         run r;
         o.q8 = cplan[c];
         if (run_dtype(model, dt, &o, clip, n, tokens, &r, &d, &V, disp, sizeof disp)) return 1;
+        char tok[600];
+        snprintf(tok, sizeof tok, "%s", ct_dtype_name(dt));
+        if (dt == CT_DTYPE_Q8) { /* the plan the loader used */
+            char pt[240], pp[240];
+            plan_text(r.plan.all & ~CT_Q8_PLAN_SET, pt, sizeof pt);
+            plan_text(r.plan.part & ~CT_Q8_PLAN_SET, pp, sizeof pp);
+            char to[16] = "end";
+            if (r.plan.to < (1 << 20)) snprintf(to, sizeof to, "%d", r.plan.to);
+            snprintf(tok, sizeof tok, "int8[float: %s; in encoder layers %d-%s: %s]", pt, r.plan.from, to, pp);
+        }
         double enc = rel_l2(r.enc, ref.enc, (size_t)ref.frames * d);
         double lg0 = rel_l2(r.logits, ref.logits, (size_t)V);
         int same = 0;

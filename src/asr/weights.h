@@ -5,9 +5,11 @@
  *
  * Dense weights (every Linear and pointwise conv) are stored in the chosen
  * weight dtype (f32, bf16 or f16); everything else in f32. int8 (Q8, CPU):
- * the encoder's and decoder's Linear/pointwise weights are quantised per
- * row at load; the subsampling convs and projection, the embeddings and the
- * vocabulary projection keep the checkpoint's float type (used in place). BatchNorm is folded
+ * the encoder's and decoder's Linear/pointwise weights that the precision
+ * plan (ct_q8_plan below) does not keep in float are quantised per row at
+ * load; the subsampling convs and projection, the embeddings, the
+ * vocabulary projection and the plan's kept kinds keep the checkpoint's
+ * float type (used in place). BatchNorm is folded
  * into the depthwise conv at load. Hyper-parameters come from the config and
  * are cross-checked against every tensor's shape.
  */

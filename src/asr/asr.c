@@ -70,7 +70,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
         a->w.wdtype = opts->weight_dtype;
         if ((s = ct_asr_gpu_open(a->ck, &a->w.hp, &a->gpu)) != CT_OK) goto fail;
         a->w.bytes = ct_gpu_engine_weight_bytes(a->gpu);
-    } else if ((s = ct_asr_weights_map_checkpoint(a->be, a->ck, opts->weight_dtype, &a->w)) != CT_OK) {
+    } else if ((s = ct_asr_weights_map_checkpoint_plan(a->be, a->ck, opts->weight_dtype, &opts->q8, &a->w)) != CT_OK) {
         goto fail;
     }
     const ct_asr_hparams hp = a->w.hp;

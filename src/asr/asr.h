@@ -21,6 +21,7 @@
 #define CT_ASR_ASR_H
 
 #include "asr/generate.h"
+#include "asr/weights.h"
 #include "compute/backend.h"
 #include "model/config.h"
 #include "model/tokenizer.h"
@@ -39,6 +40,7 @@ typedef struct ct_asr_options {
     ct_dtype act_dtype;
     ct_attn_variant attn_variant;
     int isa_limit, dnnl_bf16; /* cpu: ct_backend_options' dispatch caps (tests, benchmarks); 0: none */
+    ct_q8_plan q8; /* int8: the layer kinds kept in float (asr/weights.h); zero: the default plan */
 } ct_asr_options;
 
 ct_asr_options ct_asr_default_options(void);

@@ -21,6 +21,8 @@
 
 typedef struct loader {
     ct_backend *be;
+    ct_q8_plan q8;     /* under Q8: the kinds kept in float */
+    int enc_layer;     /* the encoder layer being loaded, or -1 */
     ct_weight_lookup_fn lookup;
     void *ctx;
     size_t bytes, borrowed;
@@ -128,6 +130,36 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     return CT_OK;
 }
 
+static const char *const kind_names[CT_Q8_KINDS] = {"enc-ff1", "enc-ff2", "enc-qk",    "enc-v",
+                                                     "enc-out", "enc-pos", "enc-pw1",   "enc-pw2",
+                                                     "proj",    "dec-self", "dec-cross", "dec-ff"};
+
+const char *ct_q8_kind_name(int bit) { return bit >= 0 && bit < CT_Q8_KINDS ? kind_names[bit] : NULL; }
+
+/* Measured on the full-size random model (docs/PERFORMANCE.md, "int8
+ * accuracy"): per-row int8 rounding adds ~0.8 % noise per product and the
+ * kinds' contributions add in quadrature, uniformly over depth. v, out and
+ * the conv pointwise layers cost the most error per weight, q/k/pos almost
+ * none, FF the least per weight after them; so q, k, pos, the decoder's
+ * self-attention and FF, and FF in a third of the encoder layers are int8,
+ * the rest stays in the checkpoint's type (bf16: native on CPUs with
+ * AVX512-BF16), which keeps encoder and logits within 3e-2 of fp32. */
+ct_q8_plan ct_q8_default_plan(int enc_layers) {
+    return (ct_q8_plan){.all = CT_Q8_PLAN_SET | CT_Q8_ENC_V | CT_Q8_ENC_OUT | CT_Q8_ENC_PW1 | CT_Q8_ENC_PW2 |
+                               CT_Q8_PROJ | CT_Q8_DEC_CROSS,
+                        .part = CT_Q8_ENC_FF1 | CT_Q8_ENC_FF2,
+                        .from = (enc_layers + 1) / 3, /* 16 of 48 */
+                        .to = 1 << 30};
+}
+
+/* The dtype of a dense weight of this kind: Q8 unless the plan keeps it. */
+static ct_dtype kind_dtype(const loader *L, ct_dtype wdt, unsigned kind) {
+    if (wdt != CT_DTYPE_Q8) return wdt;
+    const int part = L->enc_layer >= L->q8.from && L->enc_layer < L->q8.to && (L->q8.part & kind);
+    return (L->q8.all & kind) || part ? SOURCE_DTYPE : wdt;
+}
+#define KD(kind) kind_dtype(L, wdt, CT_Q8_##kind)
+
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define NAME(...) (snprintf(nm, sizeof nm, __VA_ARGS__), nm)
 
@@ -212,23 +244,23 @@ static ct_status load_encoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     const int64_t d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, Dh = d / H;
     snprintf(p, sizeof p, "encoder.layers.%d", i);
     CT_TRY(norm(L, &e->ln_ff1_g, &e->ln_ff1_b, NAME("%s.norm_feed_forward1", p), d));
-    CT_TRY(linear(L, wdt, &e->ff1_w1, &e->ff1_b1, NAME("%s.feed_forward1.linear1", p), ff, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->ff1_w2, &e->ff1_b2, NAME("%s.feed_forward1.linear2", p), d, ff, 0, 1));
+    CT_TRY(linear(L, KD(ENC_FF1), &e->ff1_w1, &e->ff1_b1, NAME("%s.feed_forward1.linear1", p), ff, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_FF2), &e->ff1_w2, &e->ff1_b2, NAME("%s.feed_forward1.linear2", p), d, ff, 0, 1));
     CT_TRY(norm(L, &e->ln_att_g, &e->ln_att_b, NAME("%s.norm_self_att", p), d));
-    CT_TRY(linear(L, wdt, &e->wq, &e->bq, NAME("%s.self_attn.linear_q", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->wk, &e->bk, NAME("%s.self_attn.linear_k", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->wv, &e->bv, NAME("%s.self_attn.linear_v", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->wo, &e->bo, NAME("%s.self_attn.linear_out", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->wpos, NULL, NAME("%s.self_attn.linear_pos", p), d, d, 0, 0));
+    CT_TRY(linear(L, KD(ENC_QK), &e->wq, &e->bq, NAME("%s.self_attn.linear_q", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_QK), &e->wk, &e->bk, NAME("%s.self_attn.linear_k", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_V), &e->wv, &e->bv, NAME("%s.self_attn.linear_v", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_OUT), &e->wo, &e->bo, NAME("%s.self_attn.linear_out", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_POS), &e->wpos, NULL, NAME("%s.self_attn.linear_pos", p), d, d, 0, 0));
     CT_TRY(load(L, &e->pos_u, CT_DTYPE_F32, NAME("%s.self_attn.pos_bias_u", p), 2, DIMS(H, Dh), 0));
     CT_TRY(load(L, &e->pos_v, CT_DTYPE_F32, NAME("%s.self_attn.pos_bias_v", p), 2, DIMS(H, Dh), 0));
     CT_TRY(norm(L, &e->ln_conv_g, &e->ln_conv_b, NAME("%s.norm_conv", p), d));
-    CT_TRY(linear(L, wdt, &e->pw1_w, &e->pw1_b, NAME("%s.conv.pointwise_conv1", p), 2 * d, d, 1, 1));
+    CT_TRY(linear(L, KD(ENC_PW1), &e->pw1_w, &e->pw1_b, NAME("%s.conv.pointwise_conv1", p), 2 * d, d, 1, 1));
     CT_TRY(depthwise_bn(L, e, p, d, hp->conv_kernel));
-    CT_TRY(linear(L, wdt, &e->pw2_w, &e->pw2_b, NAME("%s.conv.pointwise_conv2", p), d, d, 1, 1));
+    CT_TRY(linear(L, KD(ENC_PW2), &e->pw2_w, &e->pw2_b, NAME("%s.conv.pointwise_conv2", p), d, d, 1, 1));
     CT_TRY(norm(L, &e->ln_ff2_g, &e->ln_ff2_b, NAME("%s.norm_feed_forward2", p), d));
-    CT_TRY(linear(L, wdt, &e->ff2_w1, &e->ff2_b1, NAME("%s.feed_forward2.linear1", p), ff, d, 0, 1));
-    CT_TRY(linear(L, wdt, &e->ff2_w2, &e->ff2_b2, NAME("%s.feed_forward2.linear2", p), d, ff, 0, 1));
+    CT_TRY(linear(L, KD(ENC_FF1), &e->ff2_w1, &e->ff2_b1, NAME("%s.feed_forward2.linear1", p), ff, d, 0, 1));
+    CT_TRY(linear(L, KD(ENC_FF2), &e->ff2_w2, &e->ff2_b2, NAME("%s.feed_forward2.linear2", p), d, ff, 0, 1));
     CT_TRY(norm(L, &e->ln_out_g, &e->ln_out_b, NAME("%s.norm_out", p), d));
     return CT_OK;
 }
@@ -238,18 +270,18 @@ static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     const int64_t d = hp->d_dec, ff = hp->dec_ff;
     snprintf(p, sizeof p, "transf_decoder._decoder.layers.%d", i);
     CT_TRY(norm(L, &l->ln1_g, &l->ln1_b, NAME("%s.layer_norm_1", p), d));
-    CT_TRY(linear(L, wdt, &l->sq_w, &l->sq_b, NAME("%s.first_sub_layer.query_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->sk_w, &l->sk_b, NAME("%s.first_sub_layer.key_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->sv_w, &l->sv_b, NAME("%s.first_sub_layer.value_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->so_w, &l->so_b, NAME("%s.first_sub_layer.out_projection", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_SELF), &l->sq_w, &l->sq_b, NAME("%s.first_sub_layer.query_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_SELF), &l->sk_w, &l->sk_b, NAME("%s.first_sub_layer.key_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_SELF), &l->sv_w, &l->sv_b, NAME("%s.first_sub_layer.value_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_SELF), &l->so_w, &l->so_b, NAME("%s.first_sub_layer.out_projection", p), d, d, 0, 1));
     CT_TRY(norm(L, &l->ln2_g, &l->ln2_b, NAME("%s.layer_norm_2", p), d));
-    CT_TRY(linear(L, wdt, &l->cq_w, &l->cq_b, NAME("%s.second_sub_layer.query_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->ck_w, &l->ck_b, NAME("%s.second_sub_layer.key_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->cv_w, &l->cv_b, NAME("%s.second_sub_layer.value_net", p), d, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->co_w, &l->co_b, NAME("%s.second_sub_layer.out_projection", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_CROSS), &l->cq_w, &l->cq_b, NAME("%s.second_sub_layer.query_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_CROSS), &l->ck_w, &l->ck_b, NAME("%s.second_sub_layer.key_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_CROSS), &l->cv_w, &l->cv_b, NAME("%s.second_sub_layer.value_net", p), d, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_CROSS), &l->co_w, &l->co_b, NAME("%s.second_sub_layer.out_projection", p), d, d, 0, 1));
     CT_TRY(norm(L, &l->ln3_g, &l->ln3_b, NAME("%s.layer_norm_3", p), d));
-    CT_TRY(linear(L, wdt, &l->fc1_w, &l->fc1_b, NAME("%s.third_sub_layer.dense_in", p), ff, d, 0, 1));
-    CT_TRY(linear(L, wdt, &l->fc2_w, &l->fc2_b, NAME("%s.third_sub_layer.dense_out", p), d, ff, 0, 1));
+    CT_TRY(linear(L, KD(DEC_FF), &l->fc1_w, &l->fc1_b, NAME("%s.third_sub_layer.dense_in", p), ff, d, 0, 1));
+    CT_TRY(linear(L, KD(DEC_FF), &l->fc2_w, &l->fc2_b, NAME("%s.third_sub_layer.dense_out", p), d, ff, 0, 1));
     return CT_OK;
 }
 
@@ -275,12 +307,16 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
     w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
     if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
-    for (int i = 0; i < hp->enc_layers; i++) CT_TRY(load_encoder_layer(L, wdt, hp, i, &w->enc[i]));
+    for (int i = 0; i < hp->enc_layers; i++) {
+        L->enc_layer = i;
+        CT_TRY(load_encoder_layer(L, wdt, hp, i, &w->enc[i]));
+    }
+    L->enc_layer = -1;
     /* one more encoder layer in the file than the config says is a mismatch */
     ct_host_tensor extra;
     if (L->lookup(L->ctx, NAME("encoder.layers.%d.norm_out.weight", hp->enc_layers), &extra))
         return ct_fail(CT_ERR_FORMAT, "tensor %s: the config says %d encoder layers", nm, hp->enc_layers);
-    CT_TRY(linear(L, wdt, &w->proj_w, &w->proj_b, "encoder_decoder_proj", hp->d_dec, d, 0, 1));
+    CT_TRY(linear(L, KD(PROJ), &w->proj_w, &w->proj_b, "encoder_decoder_proj", hp->d_dec, d, 0, 1));
     const int64_t dd = hp->d_dec;
     CT_TRY(load(L, &w->tok_emb, hi, "transf_decoder._embedding.token_embedding.weight", 2, DIMS(hp->vocab, dd), 0));
     CT_TRY(load(L, &w->pos_emb, CT_DTYPE_F32, "transf_decoder._embedding.position_embedding.pos_enc", 2,
@@ -301,7 +337,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
 }
 
 ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
-                              ct_dtype wdtype, ct_asr_weights *out) {
+                              ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out) {
     memset(out, 0, sizeof *out);
     CT_TRY(check_hparams(hp));
     if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16 && wdtype != CT_DTYPE_Q8)
@@ -310,7 +346,8 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
         return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
     out->hp = *hp;
     out->wdtype = wdtype;
-    loader L = {.be = be, .lookup = lookup, .ctx = ctx};
+    if (wdtype == CT_DTYPE_Q8) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q8_default_plan(hp->enc_layers);
+    loader L = {.be = be, .q8 = out->q8, .enc_layer = -1, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
     out->bytes = L.bytes;
     out->borrowed_bytes = L.borrowed;

@@ -5,9 +5,11 @@
  *
  * Dense weights (every Linear and pointwise conv) are stored in the chosen
  * weight dtype (f32, bf16 or f16); everything else in f32. int8 (Q8, CPU):
- * the encoder's and decoder's Linear/pointwise weights are quantised per
- * row at load; the subsampling convs and projection, the embeddings and the
- * vocabulary projection keep the checkpoint's float type (used in place). BatchNorm is folded
+ * the encoder's and decoder's Linear/pointwise weights that the precision
+ * plan (ct_q8_plan below) does not keep in float are quantised per row at
+ * load; the subsampling convs and projection, the embeddings, the
+ * vocabulary projection and the plan's kept kinds keep the checkpoint's
+ * float type (used in place). BatchNorm is folded
  * into the depthwise conv at load. Hyper-parameters come from the config and
  * are cross-checked against every tensor's shape.
  */
@@ -57,9 +59,40 @@ typedef struct ct_dec_layer {
     ct_tensor ln3_g, ln3_b, fc1_w, fc1_b, fc2_w, fc2_b;
 } ct_dec_layer;
 
+/* int8 (Q8) precision plan: the kinds of dense weight that stay in the
+ * checkpoint's float type under wdtype Q8 (the others are quantised). The
+ * default plan and why: docs/PERFORMANCE.md, "int8 accuracy". */
+enum {
+    CT_Q8_ENC_FF1 = 1u << 0,   /* encoder feed_forward1/2.linear1 (d → ff) */
+    CT_Q8_ENC_FF2 = 1u << 1,   /* encoder feed_forward1/2.linear2 (ff → d) */
+    CT_Q8_ENC_QK = 1u << 2,    /* linear_q, linear_k */
+    CT_Q8_ENC_V = 1u << 3,     /* linear_v */
+    CT_Q8_ENC_OUT = 1u << 4,   /* linear_out */
+    CT_Q8_ENC_POS = 1u << 5,   /* linear_pos */
+    CT_Q8_ENC_PW1 = 1u << 6,   /* conv.pointwise_conv1 (d → 2d, before the GLU) */
+    CT_Q8_ENC_PW2 = 1u << 7,   /* conv.pointwise_conv2 */
+    CT_Q8_PROJ = 1u << 8,      /* encoder_decoder_proj */
+    CT_Q8_DEC_SELF = 1u << 9,  /* decoder self-attention q, k, v, out */
+    CT_Q8_DEC_CROSS = 1u << 10, /* decoder cross-attention q, k, v, out */
+    CT_Q8_DEC_FF = 1u << 11,   /* decoder dense_in, dense_out */
+    CT_Q8_KINDS = 12,
+    CT_Q8_PLAN_SET = 1u << 31, /* marks an explicit plan (so "keep none" is expressible) */
+};
+/* The kinds' names as bench_accuracy and the plan's description use them. */
+const char *ct_q8_kind_name(int bit);
+/* A plan: the kinds in `all` stay float in every layer; those in `part`
+ * only in encoder layers from ≤ i < to. all without CT_Q8_PLAN_SET: the
+ * default plan (for a model of enc_layers encoder layers). */
+typedef struct ct_q8_plan {
+    unsigned all, part;
+    int from, to;
+} ct_q8_plan;
+ct_q8_plan ct_q8_default_plan(int enc_layers);
+
 typedef struct ct_asr_weights {
     ct_asr_hparams hp;
     ct_dtype wdtype;
+    ct_q8_plan q8; /* under Q8: the kinds kept in float (the plan in effect) */
     /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
     ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
     ct_enc_layer *enc; /* enc_layers */
@@ -71,10 +104,12 @@ typedef struct ct_asr_weights {
     size_t borrowed_bytes; /* of which used in place from the source (no copy) */
 } ct_asr_weights;
 
+
 /* Load and convert every tensor; fails naming the tensor that is missing or
- * has the wrong shape. wdtype: F32, BF16 or F16 for the dense weights. */
+ * has the wrong shape. wdtype: F32, BF16, F16 or Q8 for the dense weights;
+ * q8: under Q8, the kinds kept in float (NULL or all == 0: the default plan). */
 ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
-                              ct_dtype wdtype, ct_asr_weights *out);
+                              ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out);
 void ct_asr_weights_free(ct_asr_weights *w);
 
 
@@ -98,5 +133,8 @@ ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const struct ct_checkpo
                                          ct_asr_weights *out);
 ct_status ct_asr_weights_map_checkpoint(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
                                         ct_asr_weights *out);
+/* map_checkpoint with an int8 precision plan (q8 as ct_asr_weights_load). */
+ct_status ct_asr_weights_map_checkpoint_plan(ct_backend *be, const struct ct_checkpoint *ck, ct_dtype wdtype,
+                                             const ct_q8_plan *q8, ct_asr_weights *out);
 
 #endif

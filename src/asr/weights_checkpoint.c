@@ -48,22 +48,27 @@ static int lookup(void *ctx, const char *name, ct_host_tensor *out) {
     return 1;
 }
 
-static ct_status from_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype, int borrow,
-                                 ct_asr_weights *out) {
+static ct_status from_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype, const ct_q8_plan *q8,
+                                 int borrow, ct_asr_weights *out) {
     ct_asr_hparams hp;
     CT_TRY(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &hp));
     source src = {ck, borrow};
-    ct_status s = ct_asr_weights_load(be, lookup, &src, &hp, wdtype, out);
+    ct_status s = ct_asr_weights_load(be, lookup, &src, &hp, wdtype, q8, out);
     if (s != CT_OK) return ct_fail_wrap(s, "%s", ct_checkpoint_dir(ck));
     return CT_OK;
 }
 
 ct_status ct_asr_weights_from_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype,
                                          ct_asr_weights *out) {
-    return from_checkpoint(be, ck, wdtype, 0, out);
+    return from_checkpoint(be, ck, wdtype, NULL, 0, out);
 }
 
 ct_status ct_asr_weights_map_checkpoint(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype,
                                         ct_asr_weights *out) {
-    return from_checkpoint(be, ck, wdtype, 1, out);
+    return from_checkpoint(be, ck, wdtype, NULL, 1, out);
+}
+
+ct_status ct_asr_weights_map_checkpoint_plan(ct_backend *be, const ct_checkpoint *ck, ct_dtype wdtype,
+                                             const ct_q8_plan *q8, ct_asr_weights *out) {
+    return from_checkpoint(be, ck, wdtype, q8, 1, out);
 }

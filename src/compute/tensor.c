@@ -7,6 +7,11 @@
 #include <string.h>
 
 #include "compute/backend.h"
+#include "compute/cpu/cpu_features.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 int64_t ct_tensor_numel(const ct_tensor *t) {
     int64_t n = 1;
@@ -87,7 +92,7 @@ static ct_status convert(void *dst, ct_dtype dtype, const void *src, ct_dtype sr
  * ones), so no float compare; src may be unaligned. Runs of 256 elements
  * are tested with no early return (so the compiler vectorises the test),
  * and only a run with a hit is searched element by element. */
-static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
+static int64_t scan_non_finite_plain(const void *src, ct_dtype dtype, size_t n) {
     const unsigned char *p = src;
     enum { RUN = 256 };
     if (dtype == CT_DTYPE_F32) {
@@ -125,6 +130,45 @@ static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
         }
     }
     return -1;
+}
+
+#if defined(__x86_64__)
+/* The same test 64 bytes at a time (the plain loop above does not
+ * vectorise for 16-bit elements, and the load scans every borrowed weight:
+ * 2.6–4 GB of bf16). Four vectors per step, their masks OR-ed; a step with
+ * a hit, and the tail, go to the plain loop, which finds the element. */
+__attribute__((target("avx512f,avx512bw"))) static int64_t scan_avx512(const void *src, ct_dtype dtype, size_t n) {
+    const unsigned char *p = src;
+    const int half = dtype != CT_DTYPE_F32;
+    const size_t es = half ? 2 : 4, per = 256 / es; /* elements per step */
+    const __m512i m16 = _mm512_set1_epi16((short)(dtype == CT_DTYPE_BF16 ? 0x7f80 : 0x7c00));
+    const __m512i m32 = _mm512_set1_epi32(0x7f800000);
+    size_t i = 0;
+    for (; i + per <= n; i += per) {
+        const unsigned char *q = p + i * es;
+        uint64_t hit = 0;
+        for (int v = 0; v < 4; v++) {
+            __m512i x = _mm512_loadu_si512((const void *)(q + 64 * v));
+            hit |= half ? _mm512_cmpeq_epi16_mask(_mm512_and_si512(x, m16), m16)
+                        : _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, m32), m32);
+        }
+        if (hit) break;
+    }
+    int64_t at = scan_non_finite_plain(p + i * es, dtype, n - i);
+    return at < 0 ? -1 : at + (int64_t)i;
+}
+#endif
+
+int64_t ct_scan_non_finite_ref(const void *src, ct_dtype dtype, size_t n) {
+    return scan_non_finite_plain(src, dtype, n);
+}
+
+static int64_t scan_non_finite(const void *src, ct_dtype dtype, size_t n) {
+#if defined(__x86_64__)
+    if ((dtype == CT_DTYPE_F32 || dtype == CT_DTYPE_BF16 || dtype == CT_DTYPE_F16) && ct_cpu_features_get()->avx512)
+        return scan_avx512(src, dtype, n);
+#endif
+    return scan_non_finite_plain(src, dtype, n);
 }
 
 /* Blocks of this many elements are converted and scanned by one thread:

@@ -59,6 +59,9 @@ int ct_tensor_borrow(struct ct_backend *be, ct_dtype dtype, const void *src, ct_
 /* Index of the first NaN or infinity among n f32/f16/bf16 elements, or -1
  * (parallel, deterministic). */
 int64_t ct_first_non_finite(const void *src, ct_dtype dtype, size_t n);
+/* The plain-loop definition of the scan, on one thread (the fast scan takes
+ * AVX-512 where the CPU has it; tests compare the two). */
+int64_t ct_scan_non_finite_ref(const void *src, ct_dtype dtype, size_t n);
 
 /* Free an owned tensor's memory and clear it; no-op on NULL or a view. */
 void ct_tensor_release(ct_tensor *t);

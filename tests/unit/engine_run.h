@@ -21,6 +21,7 @@ typedef struct ct_test_engine_run {
     ct_dtype wdt;        /* weight storage on the backend */
     int max_new, ignore_eos;
     int isa_limit;       /* ct_backend_options.isa_limit (0: what the CPU has) */
+    const ct_q8_plan *q8; /* Q8: the precision plan (NULL: the default) */
 } ct_test_engine_run;
 
 /* feats (B, T, n_mels) padded, feat_len (B); the prompt (P ids) is the same
@@ -36,8 +37,9 @@ static inline void ct_test_run_engine(const ct_test_engine_run *run, const float
     ct_checkpoint *ck;
     CT_ASSERT_OK(ct_checkpoint_open(run->model, &ck));
     ct_asr_weights w;
-    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, run->wdt, &w));
-    ct_checkpoint_free(ck); /* weights were converted: the file is no longer needed */
+    /* with a plan the kept tensors may be used in place: the file lives until the end */
+    if (run->q8) CT_ASSERT_OK(ct_asr_weights_map_checkpoint_plan(be, ck, run->wdt, run->q8, &w));
+    else CT_ASSERT_OK(ct_asr_weights_from_checkpoint(be, ck, run->wdt, &w));
     ct_asr_hparams hp = w.hp;
     assert_int_equal(hp.n_mels, n_mels);
 
@@ -67,6 +69,7 @@ static inline void ct_test_run_engine(const ct_test_engine_run *run, const float
     ct_backend_arena_free(be, &act);
     ct_backend_arena_free(be, &ws);
     ct_asr_weights_free(&w);
+    ct_checkpoint_free(ck);
     ct_backend_free(be);
 }
 

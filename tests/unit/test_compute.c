@@ -467,6 +467,29 @@ static void test_borrow_and_checked_upload(void **state) {
     src[70000] = 1.0f;
     src[250001] = 1.0f;
     assert_int_equal(ct_first_non_finite(src, CT_DTYPE_F32, N), -1);
+    /* the vector scan against the plain one: every dtype, a bad element at
+     * every position of a 300-element window (vector steps, step edges,
+     * tail), any start alignment, NaN or infinity, and none */
+    for (int dt = 0; dt < 3; dt++) {
+        const ct_dtype ty = dt == 0 ? CT_DTYPE_F32 : dt == 1 ? CT_DTYPE_BF16 : CT_DTYPE_F16;
+        const size_t es = ty == CT_DTYPE_F32 ? 4 : 2;
+        unsigned char *buf = calloc(301, 4); /* zeros: finite in every dtype */
+        for (int at = -1; at < 300; at++)
+            for (int off = 0; off < 2; off++) {
+                memset(buf, 0, 301 * 4);
+                if (at >= 0) { /* NaN at even positions, infinity at odd ones */
+                    const uint32_t fb = at % 2 ? 0x7f800000u : 0x7fc00000u;
+                    const uint16_t hb = at % 2 ? 0x7f80 : 0x7fc0, hh = at % 2 ? 0x7c00 : 0x7e00;
+                    if (ty == CT_DTYPE_F32) memcpy(buf + off * es + 4 * (size_t)at, &fb, 4);
+                    else memcpy(buf + off * es + 2 * (size_t)at, ty == CT_DTYPE_BF16 ? &hb : &hh, 2);
+                }
+                const int64_t want = ct_scan_non_finite_ref(buf + off * es, ty, 300);
+                assert_int_equal(want, at);
+                assert_int_equal(ct_first_non_finite(buf + off * es, ty, 300), want);
+                assert_int_equal(ct_first_non_finite(buf + off * es, ty, 299), at == 299 ? -1 : want);
+            }
+        free(buf);
+    }
     free(h);
     free(src);
 }

@@ -6,6 +6,11 @@
  *
  *   bench_accuracy --model DIR [--dtype int8,bf16] [--seconds 30] [--tokens 8]
  *                  [--threads 0] [--isa-limit 0] [--dnnl-bf16 0]
+ *                  [--q8-float default|none|KIND,...] [--q8-sweep 1]
+ *
+ * --q8-float: the int8 precision plan (asr/weights.h kinds kept in float);
+ * --q8-sweep 1: after the dtypes, int8 with only one kind quantised at a
+ * time (everything else in float), to see where the int8 error comes from.
  *
  * fp32 runs first and is freed before each other dtype loads, so peak
  * memory is the fp32 model's. One line per dtype, and one JSON line each.
@@ -16,6 +21,7 @@
 #include <string.h>
 
 #include "asr/asr.h"
+#include "asr/weights.h"
 #include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
 
@@ -24,6 +30,7 @@ typedef struct run {
     int32_t *tokens;
     int frames, n_tokens;
     double seconds;
+    ct_q8_plan plan; /* int8: the plan in effect */
 } run;
 
 static double rel_l2(const float *a, const float *b, size_t n) {
@@ -61,6 +68,7 @@ static int run_dtype(const char *model, ct_dtype dt, const ct_asr_options *base,
     out->seconds = ct_now() - t;
     *d = ct_asr_model_weights(asr)->hp.d_enc;
     *V = ct_asr_model_weights(asr)->hp.vocab;
+    out->plan = ct_asr_model_weights(asr)->q8;
     const ct_asr_clip *c = &res.clips[0];
     out->frames = c->encoder_frames, out->n_tokens = c->n_tokens;
     out->enc = malloc(sizeof(float) * (size_t)c->encoder_frames * *d);
@@ -74,6 +82,30 @@ static int run_dtype(const char *model, ct_dtype dt, const ct_asr_options *base,
     return 0;
 }
 
+/* "none" or a comma list of kind names → kind bits with CT_Q8_PLAN_SET;
+ * "default": 0 (the loader's default plan); ~0u: a bad name. */
+static unsigned parse_plan(const char *s) {
+    if (!strcmp(s, "default")) return 0;
+    unsigned plan = CT_Q8_PLAN_SET;
+    if (!strcmp(s, "none")) return plan;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int b = 0;
+        while (b < CT_Q8_KINDS && strcmp(ct_q8_kind_name(b), t)) b++;
+        if (b == CT_Q8_KINDS) return ~0u;
+        plan |= 1u << b;
+    }
+    return plan;
+}
+
+static void plan_text(unsigned plan, char *out, size_t cap) {
+    out[0] = 0;
+    for (int b = 0; b < CT_Q8_KINDS; b++)
+        if (plan & (1u << b)) snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", ct_q8_kind_name(b));
+    if (!out[0]) snprintf(out, cap, "none");
+}
+
 static int parse_dtype(const char *s, ct_dtype *dt) {
     if (!strcmp(s, "int8")) *dt = CT_DTYPE_Q8;
     else if (!strcmp(s, "bf16")) *dt = CT_DTYPE_BF16;
@@ -85,7 +117,7 @@ static int parse_dtype(const char *s, ct_dtype *dt) {
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtypes = "int8,bf16";
-    int tokens = 8;
+    int tokens = 8, sweep = 0;
     double seconds = 30;
     ct_asr_options o = ct_asr_default_options();
     for (int i = 1; i < argc; i += 2) {
@@ -101,7 +133,24 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--threads")) o.threads = atoi(v);
         else if (!strcmp(a, "--isa-limit")) o.isa_limit = atoi(v);
         else if (!strcmp(a, "--dnnl-bf16")) o.dnnl_bf16 = atoi(v);
-        else {
+        else if (!strcmp(a, "--q8-sweep")) sweep = atoi(v);
+        else if (!strcmp(a, "--q8-part")) {
+            if ((o.q8.part = parse_plan(v)) == ~0u) {
+                fprintf(stderr, "bench_accuracy: --q8-part: '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--q8-layers")) {
+            if (sscanf(v, "%d-%d", &o.q8.from, &o.q8.to) != 2) {
+                fprintf(stderr, "bench_accuracy: --q8-layers: '%s' (FROM-TO)\n", v);
+                return 2;
+            }
+        }
+        else if (!strcmp(a, "--q8-float")) {
+            if ((o.q8.all = parse_plan(v)) == ~0u) {
+                fprintf(stderr, "bench_accuracy: --q8-float: '%s' (default, none or kinds: enc-ff1, ...)\n", v);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "bench_accuracy: unknown option %s\n", a);
             return 2;
         }
@@ -125,16 +174,36 @@ int main(int argc, char **argv) {
     of.isa_limit = 0, of.dnnl_bf16 = 0;
     if (run_dtype(model, CT_DTYPE_F32, &of, clip, n, tokens, &ref, &d, &V, disp, sizeof disp)) return 1;
     printf("fp32: %.2f s; dispatch %s\n", ref.seconds, disp);
+    enum { MAXC = 64 };
+    ct_dtype cdt[MAXC];
+    ct_q8_plan cplan[MAXC];
+    int nc = 0;
     char list[128];
     snprintf(list, sizeof list, "%s", dtypes);
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        ct_dtype dt;
-        if (!parse_dtype(tok, &dt)) {
+    for (char *tok = strtok(list, ","); tok && nc < MAXC; tok = strtok(NULL, ",")) {
+        if (!parse_dtype(tok, &cdt[nc])) {
             fprintf(stderr, "bench_accuracy: --dtype: '%s' (int8, bf16, fp16, fp32)\n", tok);
             return 2;
         }
+        cplan[nc++] = o.q8;
+    }
+    for (int b = 0; sweep && b < CT_Q8_KINDS && nc < MAXC; b++) /* only kind b quantised */
+        cdt[nc] = CT_DTYPE_Q8, cplan[nc++] = (ct_q8_plan){.all = CT_Q8_PLAN_SET | (((1u << CT_Q8_KINDS) - 1) & ~(1u << b))};
+    for (int c = 0; c < nc; c++) {
+        const ct_dtype dt = cdt[c];
         run r;
+        o.q8 = cplan[c];
         if (run_dtype(model, dt, &o, clip, n, tokens, &r, &d, &V, disp, sizeof disp)) return 1;
+        char tok[600];
+        snprintf(tok, sizeof tok, "%s", ct_dtype_name(dt));
+        if (dt == CT_DTYPE_Q8) { /* the plan the loader used */
+            char pt[240], pp[240];
+            plan_text(r.plan.all & ~CT_Q8_PLAN_SET, pt, sizeof pt);
+            plan_text(r.plan.part & ~CT_Q8_PLAN_SET, pp, sizeof pp);
+            char to[16] = "end";
+            if (r.plan.to < (1 << 20)) snprintf(to, sizeof to, "%d", r.plan.to);
+            snprintf(tok, sizeof tok, "int8[float: %s; in encoder layers %d-%s: %s]", pt, r.plan.from, to, pp);
+        }
         double enc = rel_l2(r.enc, ref.enc, (size_t)ref.frames * d);
         double lg0 = rel_l2(r.logits, ref.logits, (size_t)V);
         int same = 0;

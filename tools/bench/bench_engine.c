@@ -5,7 +5,10 @@
  * compared with what the machine's GEMM reaches.
  *
  *   bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch 1] [--seconds 30]
- *                [--tokens 100] [--runs 1] [--threads 0] [--device cpu]
+ *                [--tokens 100] [--runs 1] [--threads 0] [--device cpu] [--q8-all 0|1]
+ *
+ * --q8-all 1: int8 with every dense layer quantised instead of the default
+ * precision plan (asr/weights.h), for A/B runs of the two.
  *
  * --device: cpu, cpu-ref, cuda (the whole-model GPU engine) or cuda-ops (the
  * model code over the cuda backend table): the A/B of issue 13 runs the
@@ -102,7 +105,7 @@ static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps) {
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32", *device = "cpu";
-    int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0;
+    int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0, q8_all = 0;
     double seconds = 30.0;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -120,6 +123,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--loop")) /* the greedy loop (asr/generate.h): auto, host, device, eager */
             loop = !strcmp(v, "host") ? 1 : !strcmp(v, "device") ? 2 : !strcmp(v, "eager") ? 3 : 0;
+        else if (!strcmp(a, "--q8-all")) q8_all = atoi(v);
         else {
             fprintf(stderr, "bench_engine: unknown option %s\n", a);
             return 2;
@@ -138,13 +142,14 @@ int main(int argc, char **argv) {
                      : !strcmp(dtype, "fp16") ? CT_DTYPE_F16
                      : !strcmp(dtype, "int8") ? CT_DTYPE_Q8
                                               : CT_DTYPE_F32;
-    double t_load = ct_now();
+    if (q8_all) o.q8.all = CT_Q8_PLAN_SET; /* every dense layer int8 (the pre-plan behaviour) */
+    double t_load = ct_now(), c_load = ct_cpu_now();
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {
         fprintf(stderr, "bench_engine: %s\n", ct_last_error());
         return 1;
     }
-    t_load = ct_now() - t_load;
+    t_load = ct_now() - t_load, c_load = ct_cpu_now() - c_load;
     double rss_after_load = peak_rss_gb();
     const ct_asr_weights *w = ct_asr_model_weights(asr);
     size_t n = (size_t)(seconds * 16000.0);
@@ -212,7 +217,7 @@ int main(int argc, char **argv) {
     if (on_cpu) ct_cpu_dispatch_describe(ct_asr_backend(asr), disp, sizeof disp);
     printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
            dtype, (double)w->bytes / 1e9, threads > 0 ? threads : omp_get_max_threads(), batch, seconds, tokens);
-    printf("load %.2f s; mel %.3f s, encoder %.3f s, decoder %.3f s, total %.3f s; RTFx %.2f\n", t_load, mel, enc, dec,
+    printf("load %.2f s (%.2f CPU s); mel %.3f s, encoder %.3f s, decoder %.3f s, total %.3f s; RTFx %.2f\n", t_load, c_load, mel, enc, dec,
            best_total, audio / best_total);
     printf("encoder %.1f GFLOP at %.1f GFLOP/s; OpenBLAS sgemm (%d x %d x %d) %.1f GFLOP/s: encoder at %.0f%%\n",
            flops / 1e9, flops / enc / 1e9, batch * Te, w->hp.enc_ff, w->hp.d_enc, gemm, 100.0 * flops / enc / 1e9 / gemm);

@@ -246,7 +246,7 @@ static void test_ops_reference_values(void **state) {
     float q[4] = {1, 2, 3, 4}, k[4] = {1, 1, 1, 1}, v[4] = {1, 3, 5, 7}, o[4];
     unsigned char buf[4096];
     ct_arena ws = {.base = buf, .cap = sizeof buf};
-    CT_ASSERT_OK(ct_ref_attn_full(NULL, o, q, k, v, 1, 2, 1, 2, &ws));
+    CT_ASSERT_OK(ct_ref_attn_full(NULL, o, q, k, v, 1, 2, 1, 2, CT_DTYPE_F32, &ws));
     /* scores q·k/√2 differ per query but keys are identical → weights ½, ½ */
     assert_float_equal(o[0], 3, 1e-6);
     assert_float_equal(o[1], 5, 1e-6);
@@ -300,8 +300,8 @@ static void test_ops_cpu_vs_ref(void **state) {
           *o2 = malloc(sizeof(float) * B * Ta * D);
     fill(qa, (size_t)B * Ta * D * 3, 7);
     const float *qq = qa, *kk = qa + B * Ta * D, *vv = qa + 2 * B * Ta * D;
-    CT_ASSERT_OK(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, &ws1));
-    CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, &ws2));
+    CT_ASSERT_OK(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_F32, &ws1));
+    CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_F32, &ws2));
     for (int i = 0; i < B * Ta * D; i++) assert_float_equal(o1[i], o2[i], 1e-5 * (1 + fabsf(o2[i])));
     {
         /* the cpu path's query blocks are 256 rows: three blocks, the last partial */
@@ -310,8 +310,8 @@ static void test_ops_cpu_vs_ref(void **state) {
               *b2 = malloc(sizeof(float) * B * Tb * Db);
         fill(qb, (size_t)B * Tb * Db * 3, 17);
         const float *q3 = qb, *k3 = qb + B * Tb * Db, *v3 = qb + 2 * B * Tb * Db;
-        CT_ASSERT_OK(fast->ops->attn_full(fast, b1, q3, k3, v3, B, Tb, Ha, Dh, &ws1));
-        CT_ASSERT_OK(ref->ops->attn_full(ref, b2, q3, k3, v3, B, Tb, Ha, Dh, &ws2));
+        CT_ASSERT_OK(fast->ops->attn_full(fast, b1, q3, k3, v3, B, Tb, Ha, Dh, CT_DTYPE_F32, &ws1));
+        CT_ASSERT_OK(ref->ops->attn_full(ref, b2, q3, k3, v3, B, Tb, Ha, Dh, CT_DTYPE_F32, &ws2));
         for (int i = 0; i < B * Tb * Db; i++) assert_float_equal(b1[i], b2[i], 1e-5 * (1 + fabsf(b2[i])));
         free(qb), free(b1), free(b2);
     }

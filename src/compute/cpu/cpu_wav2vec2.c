@@ -1,8 +1,10 @@
 /* cpu_wav2vec2.c — fast CPU paths of the version-2 ops: strided conv1d and
- * the grouped positional conv as im2col tiles × OpenBLAS sgemm, attention as
- * two sgemm per (row, head) with a vectorised softmax between, OpenMP loops
- * for GELU and add. Tested against ref_wav2vec2.c in
- * tests/unit/test_align_wav2vec2.c (test_ops_cpu_vs_ref). */
+ * the grouped positional conv as im2col tiles × OpenBLAS sgemm (conv1d with
+ * bf16 weights: bf16 tiles × oneDNN's native bf16 product), attention as
+ * two sgemm per (row, head) with a vectorised softmax between (bf16
+ * products: oneDNN bf16 per block of query rows), OpenMP loops for GELU and
+ * add. Tested against ref_wav2vec2.c in tests/unit/test_align_wav2vec2.c
+ * (test_ops_cpu_vs_ref). */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -12,6 +14,7 @@
 
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/cpu/cpu_vec.h"
 #include "compute/ref/ops_ref.h"
 
@@ -49,8 +52,10 @@ CT_VCLONES static void gelu_span(float *x, size_t n) {
     }
 }
 
-/* Softmax of one row of finite scores (attn_full has no mask). */
-CT_VCLONES static void softmax_row(float *x, int n) {
+/* Softmax of one row of finite scores (attn_full has no mask) times scale > 0
+ * (exp((x − max)·scale): the bf16 path applies 1/√Dh here, the f32 path in
+ * its sgemm with scale 1, which leaves x − max unchanged). */
+CT_VCLONES static void softmax_row(float *x, int n, float scale) {
     const int nv = n / CT_V * CT_V;
     vf v;
     float mx = x[0];
@@ -67,7 +72,7 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     vf acc = V_SPLAT(0.0f);
     for (int j = 0; j < nv; j += CT_V) {
         memcpy(&v, x + j, sizeof v);
-        v -= mx;
+        v = (v - mx) * scale;
         v_exp(&v);
         memcpy(x + j, &v, sizeof v);
         acc += v;
@@ -77,7 +82,7 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     if (nv < n) {
         v = V_SPLAT(0.0f);
         memcpy(&v, x + nv, (size_t)(n - nv) * sizeof *x);
-        v -= mx;
+        v = (v - mx) * scale;
         v_exp(&v);
         for (int j = nv; j < n; j++) sum += (x[j] = v[j - nv]);
     }
@@ -90,7 +95,59 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     for (int j = nv; j < n; j++) x[j] *= inv;
 }
 
+/* Finite floats → bf16, round to nearest even (ct_f32_to_bf16 without its
+ * NaN case: scores, probabilities and activations here are finite). */
+CT_VCLONES static void bf16_row(uint16_t *d, const float *x, size_t n) {
+    typedef uint32_t vu __attribute__((vector_size(CT_V * 4)));
+    size_t j = 0;
+    for (; j + CT_V <= n; j += CT_V) {
+        vu u;
+        memcpy(&u, x + j, sizeof u);
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        for (int l = 0; l < CT_V; l++) d[j + l] = (uint16_t)u[l];
+    }
+    for (; j < n; j++) d[j] = ct_f32_to_bf16(x[j]);
+}
+
+/* native bf16 products through oneDNN on this backend, or NULL */
+static ct_dnnl *bf16_dnnl(const ct_backend *be) {
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    return st && st->dnnl && st->dnnl_bf16 ? st->dnnl : NULL;
+}
+
 #define CT_CONV_ROWS 2048 /* output frames per im2col tile (12.6 MB at 512 channels × 3 taps) */
+
+/* conv1d with bf16 weights (Co, Ci·K) on native bf16: the im2col tile is
+ * written in bf16 (the weight row's layout, i·K + k) and multiplied by
+ * oneDNN into y's rows, then the bias is added. */
+static ct_status conv1d_bf16(ct_dnnl *dn, float *y, const float *x, const uint16_t *w, const float *bias, int B, int T,
+                             int Ci, int Co, int K, int stride, ct_arena *ws) {
+    const int To = (T - K) / stride + 1, CK = Ci * K;
+    size_t mark = ct_arena_mark(ws);
+    uint16_t *col = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)CT_CONV_ROWS * CK);
+    if (!col) return ct_fail(CT_ERR_OOM, "conv1d: bf16 im2col tile of %d x %d", CT_CONV_ROWS, CK);
+    ct_status rc = CT_OK;
+    for (int b = 0; b < B && rc == CT_OK; b++)
+        for (int t0 = 0; t0 < To && rc == CT_OK; t0 += CT_CONV_ROWS) {
+            const int nt = To - t0 < CT_CONV_ROWS ? To - t0 : CT_CONV_ROWS;
+#pragma omp parallel for schedule(static) if ((size_t)nt * CK > CT_PAR_MIN)
+            for (int r = 0; r < nt; r++) {
+                const float *xs = x + ((size_t)b * T + (size_t)(t0 + r) * stride) * Ci;
+                uint16_t *c = col + (size_t)r * CK;
+                for (int i = 0; i < Ci; i++)
+                    for (int k = 0; k < K; k++) c[i * K + k] = ct_f32_to_bf16(xs[(size_t)k * Ci + i]);
+            }
+            float *yt = y + ((size_t)b * To + t0) * Co;
+            rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, yt, col, w, nt, Co, CK);
+            if (rc == CT_OK && bias) {
+#pragma omp parallel for schedule(static) if ((size_t)nt * Co > CT_PAR_MIN)
+                for (int r = 0; r < nt; r++)
+                    for (int o = 0; o < Co; o++) yt[(size_t)r * Co + o] += bias[o];
+            }
+        }
+    ct_arena_rewind(ws, mark);
+    return rc == CT_OK ? CT_OK : ct_fail_wrap(rc, "conv1d %d x %d x %d bf16", To, Co, CK);
+}
 
 ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
                         int Ci, int Co, int K, int stride, ct_arena *ws) {
@@ -101,6 +158,8 @@ ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tenso
                        (long long)ct_tensor_numel(w), Co, Ci, K);
     const int To = (T - K) / stride + 1, CK = Ci * K;
     size_t mark = ct_arena_mark(ws);
+    ct_dnnl *dn = w->dtype == CT_DTYPE_BF16 ? bf16_dnnl(be) : NULL;
+    if (dn) return conv1d_bf16(dn, y, x, w->data, bias, B, T, Ci, Co, K, stride, ws);
     const float *wf = w->data;
     if (w->dtype != CT_DTYPE_F32) {
         float *tmp = ct_arena_alloc(ws, sizeof(float) * (size_t)Co * CK);
@@ -202,9 +261,71 @@ ct_status ct_cpu_add(ct_backend *be, float *y, const float *a, const float *b, s
  * rows took 0.23 s of CPU, 128 rows 0.27, 64 rows 0.31, 512 rows 0.22. */
 #define CT_ATTN_ROWS 256
 
-ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+/* Query rows per block of the bf16 path: each block is two oneDNN calls
+ * threaded inside, so blocks are larger than the f32 path's. */
+#define CT_ATTN_ROWS_BF16 512
+
+/* attn_full with bf16 products on native bf16 (oneDNN): per (row, head) the
+ * head's q, k (T, Dh) and vᵀ (Dh, T) are packed in bf16; per block of query
+ * rows, scores = q_blk·kᵀ (f32), softmax with the 1/√Dh scale (f32), the
+ * probabilities rounded to bf16, out_blk = p·v. oneDNN threads each product
+ * (its calls are serialised per backend, so they are not made from a
+ * parallel region); the softmax and packing are OpenMP loops. */
+static ct_status attn_bf16(ct_dnnl *dn, float *out, const float *q, const float *k, const float *v, int B, int T,
                            int H, int Dh, ct_arena *ws) {
+    const int D = H * Dh;
+    const float scale = 1.0f / sqrtf((float)Dh);
+    const int rows = T < CT_ATTN_ROWS_BF16 ? T : CT_ATTN_ROWS_BF16;
+    size_t mark = ct_arena_mark(ws);
+    uint16_t *qb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
+    uint16_t *kb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
+    uint16_t *vt = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
+    uint16_t *pb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)rows * T);
+    float *s = ct_arena_alloc(ws, sizeof(float) * (size_t)rows * T);
+    float *o = ct_arena_alloc(ws, sizeof(float) * (size_t)rows * Dh);
+    if (!qb || !kb || !vt || !pb || !s || !o) {
+        ct_arena_rewind(ws, mark);
+        return ct_fail(CT_ERR_OOM, "attn_full: bf16 blocks of %d x %d", rows, T);
+    }
+    ct_status rc = CT_OK;
+    for (int b = 0; b < B && rc == CT_OK; b++)
+        for (int h = 0; h < H && rc == CT_OK; h++) {
+            const size_t base = (size_t)b * T * D + (size_t)h * Dh;
+#pragma omp parallel for schedule(static) if ((size_t)T * Dh > CT_PAR_MIN / 4)
+            for (int t = 0; t < T; t++) {
+                bf16_row(qb + (size_t)t * Dh, q + base + (size_t)t * D, (size_t)Dh);
+                bf16_row(kb + (size_t)t * Dh, k + base + (size_t)t * D, (size_t)Dh);
+                const float *vr = v + base + (size_t)t * D;
+                for (int d = 0; d < Dh; d++) vt[(size_t)d * T + t] = ct_f32_to_bf16(vr[d]);
+            }
+            for (int i0 = 0; i0 < T && rc == CT_OK; i0 += rows) {
+                const int n = T - i0 < rows ? T - i0 : rows;
+                rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, s, qb + (size_t)i0 * Dh, kb, n, T, Dh);
+                if (rc != CT_OK) break;
+#pragma omp parallel for schedule(static) if ((size_t)n * T > CT_PAR_MIN / 4)
+                for (int i = 0; i < n; i++) {
+                    softmax_row(s + (size_t)i * T, T, scale);
+                    bf16_row(pb + (size_t)i * T, s + (size_t)i * T, (size_t)T);
+                }
+                rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, o, pb, vt, n, Dh, T);
+                if (rc != CT_OK) break;
+                for (int i = 0; i < n; i++)
+                    memcpy(out + base + (size_t)(i0 + i) * D, o + (size_t)i * Dh, sizeof(float) * (size_t)Dh);
+            }
+        }
+    ct_arena_rewind(ws, mark);
+    return rc == CT_OK ? CT_OK : ct_fail_wrap(rc, "attn_full T %d bf16", T);
+}
+
+ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
+                           int H, int Dh, ct_dtype prod, ct_arena *ws) {
     // out, q, k, v (B,T,H*Dh)
+    if (prod != CT_DTYPE_F32 && prod != CT_DTYPE_BF16)
+        return ct_fail(CT_ERR_INVALID_ARG, "attn_full: products in %s", ct_dtype_name(prod));
+    /* bf16 where the CPU multiplies it natively; elsewhere float32 (closer
+     * to the model than the bf16 it stands in for, and faster than emulation) */
+    ct_dnnl *dn = prod == CT_DTYPE_BF16 && T > 0 ? bf16_dnnl(be) : NULL;
+    if (dn) return attn_bf16(dn, out, q, k, v, B, T, H, Dh, ws);
     /* Blocked over (row, head, query block): each thread takes whole blocks,
      * scores = q_blk·kᵀ, softmax, out_blk = scores·v, with single-threaded
      * sgemm (OpenBLAS's OpenMP build runs one thread inside a parallel
@@ -230,7 +351,7 @@ ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const flo
         const size_t base = (size_t)b * T * D + (size_t)h * Dh;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, T, Dh, scale, q + base + (size_t)i0 * D, D,
                     k + base, D, 0.0f, s, T);
-        for (int i = 0; i < n; i++) softmax_row(s + (size_t)i * T, T);
+        for (int i = 0; i < n; i++) softmax_row(s + (size_t)i * T, T, 1.0f);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, Dh, T, 1.0f, s, T, v + base, D, 0.0f,
                     out + base + (size_t)i0 * D, D);
     }

@@ -252,6 +252,67 @@ static void test_ops_reference_values(void **state) {
     assert_float_equal(o[1], 5, 1e-6);
 }
 
+static float bf16r(float x) { return ct_bf16_to_f32(ct_f32_to_bf16(x)); }
+
+/* The bf16 products (--align-dtype bf16): conv1d with bf16 weights and
+ * attn_full with prod BF16 on a cpu backend forced onto oneDNN's bf16 kernels
+ * (native here or emulated by oneDNN), against the reference on the same
+ * bf16-rounded inputs: equal up to float32 accumulation order (and, in
+ * attention, a probability that rounds the other way). Also within bf16's
+ * bound of the float32 result, so the rounding is of the right values. */
+static void test_ops_bf16_cpu_vs_ref(void **state) {
+    (void)state;
+    ct_backend_options bo = ct_backend_default_options();
+    bo.dnnl_bf16 = 1;
+    ct_backend *fast, *ref;
+    CT_ASSERT_OK(ct_backend_create("cpu", &bo, &fast));
+    CT_ASSERT_OK(ct_backend_create("cpu-ref", NULL, &ref));
+    ct_arena ws1, ws2;
+    CT_ASSERT_OK(ct_backend_arena_create(fast, 16 << 20, &ws1));
+    CT_ASSERT_OK(ct_backend_arena_create(ref, 8 << 20, &ws2));
+    /* conv1d: 2 099 output frames per row, across the 2 048-row tile */
+    const int B = 2, T = 4200, Ci = 24, Co = 7, K = 3, S = 2, To = (T - K) / S + 1, n = Co * Ci * K;
+    float *x = malloc(sizeof(float) * B * T * Ci), *xr = malloc(sizeof(float) * B * T * Ci), *wv = malloc(4 * n);
+    float *y1 = malloc(sizeof(float) * B * To * Co), *y2 = malloc(sizeof(float) * B * To * Co), bias[7];
+    uint16_t *wb = malloc(2 * n);
+    fill(x, (size_t)B * T * Ci, 21);
+    fill(wv, (size_t)n, 22);
+    fill(bias, 7, 23);
+    for (int i = 0; i < n; i++) wb[i] = ct_f32_to_bf16(wv[i]);
+    for (int i = 0; i < B * T * Ci; i++) xr[i] = bf16r(x[i]);
+    ct_tensor w = {.dtype = CT_DTYPE_BF16, .ndim = 3, .shape = {Co, Ci, K}, .data = wb, .nbytes = 2 * (size_t)n};
+    CT_ASSERT_OK(fast->ops->conv1d(fast, y1, x, &w, bias, B, T, Ci, Co, K, S, &ws1));
+    CT_ASSERT_OK(ref->ops->conv1d(ref, y2, xr, &w, bias, B, T, Ci, Co, K, S, &ws2));
+    for (int i = 0; i < B * To * Co; i++) assert_float_equal(y1[i], y2[i], 1e-5 * (1 + fabsf(y2[i])));
+    ct_tensor wf = {.dtype = CT_DTYPE_F32, .ndim = 3, .shape = {Co, Ci, K}, .data = wv, .nbytes = 4 * (size_t)n};
+    CT_ASSERT_OK(ref->ops->conv1d(ref, y2, x, &wf, bias, B, T, Ci, Co, K, S, &ws2));
+    /* over the output's scale: bf16 keeps 8 significant bits (2^-9 relative per input) */
+    double worst = 0, scale = 0;
+    for (int i = 0; i < B * To * Co; i++) worst = fmax(worst, fabs(y1[i] - y2[i])), scale = fmax(scale, fabs(y2[i]));
+    print_message("bf16 conv1d vs float32: %.2e of the output scale\n", worst / scale);
+    assert_true(worst < 1e-2 * scale);
+    /* attention: 600 queries = a 512-row block and a partial one */
+    const int Ta = 600, Ha = 3, Dh = 16, D = Ha * Dh;
+    const size_t na = (size_t)B * Ta * D;
+    float *qa = malloc(sizeof(float) * na * 3), *o1 = malloc(sizeof(float) * na), *o2 = malloc(sizeof(float) * na);
+    fill(qa, na * 3, 24);
+    const float *qq = qa, *kk = qa + na, *vv = qa + 2 * na;
+    CT_ASSERT_OK(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_BF16, &ws1));
+    CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_BF16, &ws2));
+    for (size_t i = 0; i < na; i++) assert_float_equal(o1[i], o2[i], 2e-3 * (1 + fabsf(o2[i])));
+    CT_ASSERT_OK(ref->ops->attn_full(ref, o2, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_F32, &ws2));
+    worst = 0, scale = 0;
+    for (size_t i = 0; i < na; i++) worst = fmax(worst, fabs(o1[i] - o2[i])), scale = fmax(scale, fabs(o2[i]));
+    print_message("bf16 attention vs float32: %.2e of the output scale\n", worst / scale);
+    assert_true(worst < 1e-2 * scale);
+    assert_true(fast->ops->attn_full(fast, o1, qq, kk, vv, B, Ta, Ha, Dh, CT_DTYPE_F16, &ws1) == CT_ERR_INVALID_ARG);
+    free(x), free(xr), free(wv), free(wb), free(y1), free(y2), free(qa), free(o1), free(o2);
+    ct_backend_arena_free(fast, &ws1);
+    ct_backend_arena_free(ref, &ws2);
+    ct_backend_free(fast);
+    ct_backend_free(ref);
+}
+
 static void test_ops_cpu_vs_ref(void **state) {
     (void)state;
     ct_backend *fast, *ref;
@@ -352,6 +413,7 @@ static void test_ops_cpu_vs_ref(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops_reference_values), cmocka_unit_test(test_ops_cpu_vs_ref),
+        cmocka_unit_test(test_ops_bf16_cpu_vs_ref),
         cmocka_unit_test(test_open_errors),          cmocka_unit_test(test_emissions_cpu),
         cmocka_unit_test(test_padded_batch_cpu),    cmocka_unit_test(test_padded_batch_ref),
     };

@@ -1,10 +1,11 @@
-/* cpu_wav2vec2.c — fast CPU paths of the version-2 ops: strided conv1d and
- * the grouped positional conv as im2col tiles × OpenBLAS sgemm (conv1d with
- * bf16 weights: bf16 tiles × oneDNN's native bf16 product), attention as
- * two sgemm per (row, head) with a vectorised softmax between (bf16
- * products: oneDNN bf16 per block of query rows), OpenMP loops for GELU and
- * add. Tested against ref_wav2vec2.c in tests/unit/test_align_wav2vec2.c
- * (test_ops_cpu_vs_ref). */
+/* cpu_wav2vec2.c — fast CPU paths of the version-2 ops: strided conv1d as
+ * im2col tiles × OpenBLAS sgemm (bf16 weights on native bf16: bf16 tiles ×
+ * oneDNN's bf16 product), the grouped positional conv as one shifted sgemm
+ * per tap, attention as two sgemm per (row, head, query block) with a
+ * vectorised softmax between (bf16 products on AVX512-BF16:
+ * cpu_attn_bf16.c), OpenMP loops for GELU and add. Tested against
+ * ref_wav2vec2.c in tests/unit/test_align_wav2vec2.c (test_ops_cpu_vs_ref,
+ * test_ops_bf16_cpu_vs_ref). */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/cpu/cpu_attn_bf16.h"
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_math.h"
 #include "compute/cpu/cpu_state.h"
@@ -93,20 +95,6 @@ CT_VCLONES static void softmax_row(float *x, int n, float scale) {
         memcpy(x + j, &v, sizeof v);
     }
     for (int j = nv; j < n; j++) x[j] *= inv;
-}
-
-/* Finite floats → bf16, round to nearest even (ct_f32_to_bf16 without its
- * NaN case: scores, probabilities and activations here are finite). */
-CT_VCLONES static void bf16_row(uint16_t *d, const float *x, size_t n) {
-    typedef uint32_t vu __attribute__((vector_size(CT_V * 4)));
-    size_t j = 0;
-    for (; j + CT_V <= n; j += CT_V) {
-        vu u;
-        memcpy(&u, x + j, sizeof u);
-        u = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        for (int l = 0; l < CT_V; l++) d[j + l] = (uint16_t)u[l];
-    }
-    for (; j < n; j++) d[j] = ct_f32_to_bf16(x[j]);
 }
 
 /* native bf16 products through oneDNN on this backend, or NULL */
@@ -192,51 +180,48 @@ ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tenso
     return CT_OK;
 }
 
-/* Output frames per im2col tile of the grouped conv: (rows, Cg·K) floats, 32
- * MB at the MMS sizes (Cg 64, K 128). The GEMM is narrow (N = Cg = 64), so it
- * wants many rows per call: 1 024 rows took 40 % less CPU than 256 (a
- * microbenchmark of T 1 699, C 1 024, G 16, K 128). */
-#define CT_GCONV_ROWS 1024
-
 ct_status ct_cpu_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
                                 int T, int C, int G, int K) {
     // y (B,T,C), x (B,T,C), w (C,C/G,K), bias (C)
     if (G < 1 || C % G) return ct_fail(CT_ERR_INVALID_ARG, "conv1d_grouped: %d channels in %d groups", C, G);
-    /* As one GEMM per group and row tile: col[r][i·K + k] = x[t0 + r + k − pad][g·Cg + i]
-     * (zero outside the sequence) has the layout of a weight row w[o][i][k], so
-     * y[t0 + r][g·Cg + o] = bias[o] + col[r] · w[g·Cg + o], no weight copy. */
-    const int Cg = C / G, pad = K / 2, CK = Cg * K;
-    const int rows = T < CT_GCONV_ROWS ? T : CT_GCONV_ROWS;
-    float *col = malloc(sizeof(float) * (size_t)rows * CK);
-    if (!col) return ct_fail(CT_ERR_OOM, "conv1d_grouped: im2col tile of %d x %d", rows, CK);
-    for (int b = 0; b < B; b++)
-        for (int t0 = 0; t0 < T; t0 += rows) {
-            const int nt = T - t0 < rows ? T - t0 : rows;
-            float *yt = y + ((size_t)b * T + t0) * C;
-            for (int r = 0; r < nt; r++) {
-                if (bias) memcpy(yt + (size_t)r * C, bias, sizeof(float) * C);
-                else memset(yt + (size_t)r * C, 0, sizeof(float) * C);
-            }
-            for (int g = 0; g < G; g++) {
-#pragma omp parallel for schedule(static) if ((size_t)nt * CK > CT_PAR_MIN)
-                for (int r = 0; r < nt; r++) {
-                    /* written in order (i outer, k inner): the reads of the K
-                     * frames stay in L1, the writes stream */
-                    float *c = col + (size_t)r * CK;
-                    const int lo = pad - t0 - r > 0 ? pad - t0 - r : 0;     /* first k inside */
-                    const int hi = T + pad - t0 - r < K ? T + pad - t0 - r : K; /* past the last */
-                    const float *xs = x + (size_t)b * T * C + (size_t)g * Cg;
-                    for (int i = 0; i < Cg; i++, c += K) {
-                        for (int k = 0; k < lo; k++) c[k] = 0.0f;
-                        for (int k = lo; k < hi; k++) c[k] = xs[(size_t)(t0 + r + k - pad) * C + i];
-                        for (int k = hi > lo ? hi : lo; k < K; k++) c[k] = 0.0f;
-                    }
-                }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nt, Cg, CK, 1.0f, col, CK,
-                            w + (size_t)g * Cg * CK, CK, 1.0f, yt + (size_t)g * Cg, C);
-            }
+    /* As K shifted products per group, no im2col: tap k adds
+     * x[t + k − pad][g·Cg + i] · w[g·Cg + o][i][k] to y[t][g·Cg + o] for the
+     * rows t whose input frame is inside the sequence, one (rows, Cg) × (Cg,
+     * Cg) sgemm straight on x's and y's strided rows. The im2col tiles this
+     * replaced wrote K·Cg floats per output frame and group (16 × 8 192 per
+     * frame at the MMS sizes) and cost more than the products. The taps'
+     * weights are first gathered as wk[g][k][o][i] (a plain matrix per tap).
+     * One thread per (row, group): the group's y columns stay in its cache
+     * across the K taps, and OpenBLAS runs single-threaded inside the region. */
+    const int Cg = C / G, pad = K / 2;
+    float *wk = malloc(sizeof(float) * (size_t)C * Cg * K);
+    if (!wk) return ct_fail(CT_ERR_OOM, "conv1d_grouped: %d x %d x %d tap weights", C, Cg, K);
+#pragma omp parallel for schedule(static) if ((size_t)C * Cg * K > CT_PAR_MIN)
+    for (int oc = 0; oc < C; oc++) {
+        const int g = oc / Cg, o = oc % Cg;
+        for (int i = 0; i < Cg; i++)
+            for (int k = 0; k < K; k++)
+                wk[(((size_t)g * K + k) * Cg + o) * Cg + i] = w[((size_t)oc * Cg + i) * K + k];
+    }
+    const int tasks = B * G;
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1 && (size_t)T * C * Cg * K > CT_PAR_MIN)
+    for (int task = 0; task < tasks; task++) {
+        const int b = task / G, g = task % G;
+        float *yg = y + (size_t)b * T * C + (size_t)g * Cg;
+        const float *xg = x + (size_t)b * T * C + (size_t)g * Cg;
+        for (int t = 0; t < T; t++) {
+            if (bias) memcpy(yg + (size_t)t * C, bias + (size_t)g * Cg, sizeof(float) * Cg);
+            else memset(yg + (size_t)t * C, 0, sizeof(float) * Cg);
         }
-    free(col);
+        for (int k = 0; k < K; k++) {
+            const int lo = pad - k > 0 ? pad - k : 0, hi = T + pad - k < T ? T + pad - k : T;
+            if (hi <= lo) continue;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, Cg, Cg, 1.0f,
+                        xg + (size_t)(lo + k - pad) * C, C, wk + ((size_t)g * K + k) * Cg * Cg, Cg, 1.0f,
+                        yg + (size_t)lo * C, C);
+        }
+    }
+    free(wk);
     return CT_OK;
 }
 
@@ -261,71 +246,17 @@ ct_status ct_cpu_add(ct_backend *be, float *y, const float *a, const float *b, s
  * rows took 0.23 s of CPU, 128 rows 0.27, 64 rows 0.31, 512 rows 0.22. */
 #define CT_ATTN_ROWS 256
 
-/* Query rows per block of the bf16 path: each block is two oneDNN calls
- * threaded inside, so blocks are larger than the f32 path's. */
-#define CT_ATTN_ROWS_BF16 512
-
-/* attn_full with bf16 products on native bf16 (oneDNN): per (row, head) the
- * head's q, k (T, Dh) and vᵀ (Dh, T) are packed in bf16; per block of query
- * rows, scores = q_blk·kᵀ (f32), softmax with the 1/√Dh scale (f32), the
- * probabilities rounded to bf16, out_blk = p·v. oneDNN threads each product
- * (its calls are serialised per backend, so they are not made from a
- * parallel region); the softmax and packing are OpenMP loops. */
-static ct_status attn_bf16(ct_dnnl *dn, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws) {
-    const int D = H * Dh;
-    const float scale = 1.0f / sqrtf((float)Dh);
-    const int rows = T < CT_ATTN_ROWS_BF16 ? T : CT_ATTN_ROWS_BF16;
-    size_t mark = ct_arena_mark(ws);
-    uint16_t *qb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
-    uint16_t *kb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
-    uint16_t *vt = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)T * Dh);
-    uint16_t *pb = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)rows * T);
-    float *s = ct_arena_alloc(ws, sizeof(float) * (size_t)rows * T);
-    float *o = ct_arena_alloc(ws, sizeof(float) * (size_t)rows * Dh);
-    if (!qb || !kb || !vt || !pb || !s || !o) {
-        ct_arena_rewind(ws, mark);
-        return ct_fail(CT_ERR_OOM, "attn_full: bf16 blocks of %d x %d", rows, T);
-    }
-    ct_status rc = CT_OK;
-    for (int b = 0; b < B && rc == CT_OK; b++)
-        for (int h = 0; h < H && rc == CT_OK; h++) {
-            const size_t base = (size_t)b * T * D + (size_t)h * Dh;
-#pragma omp parallel for schedule(static) if ((size_t)T * Dh > CT_PAR_MIN / 4)
-            for (int t = 0; t < T; t++) {
-                bf16_row(qb + (size_t)t * Dh, q + base + (size_t)t * D, (size_t)Dh);
-                bf16_row(kb + (size_t)t * Dh, k + base + (size_t)t * D, (size_t)Dh);
-                const float *vr = v + base + (size_t)t * D;
-                for (int d = 0; d < Dh; d++) vt[(size_t)d * T + t] = ct_f32_to_bf16(vr[d]);
-            }
-            for (int i0 = 0; i0 < T && rc == CT_OK; i0 += rows) {
-                const int n = T - i0 < rows ? T - i0 : rows;
-                rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, s, qb + (size_t)i0 * Dh, kb, n, T, Dh);
-                if (rc != CT_OK) break;
-#pragma omp parallel for schedule(static) if ((size_t)n * T > CT_PAR_MIN / 4)
-                for (int i = 0; i < n; i++) {
-                    softmax_row(s + (size_t)i * T, T, scale);
-                    bf16_row(pb + (size_t)i * T, s + (size_t)i * T, (size_t)T);
-                }
-                rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, o, pb, vt, n, Dh, T);
-                if (rc != CT_OK) break;
-                for (int i = 0; i < n; i++)
-                    memcpy(out + base + (size_t)(i0 + i) * D, o + (size_t)i * Dh, sizeof(float) * (size_t)Dh);
-            }
-        }
-    ct_arena_rewind(ws, mark);
-    return rc == CT_OK ? CT_OK : ct_fail_wrap(rc, "attn_full T %d bf16", T);
-}
-
 ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
                            int H, int Dh, ct_dtype prod, ct_arena *ws) {
     // out, q, k, v (B,T,H*Dh)
     if (prod != CT_DTYPE_F32 && prod != CT_DTYPE_BF16)
         return ct_fail(CT_ERR_INVALID_ARG, "attn_full: products in %s", ct_dtype_name(prod));
-    /* bf16 where the CPU multiplies it natively; elsewhere float32 (closer
-     * to the model than the bf16 it stands in for, and faster than emulation) */
-    ct_dnnl *dn = prod == CT_DTYPE_BF16 && T > 0 ? bf16_dnnl(be) : NULL;
-    if (dn) return attn_bf16(dn, out, q, k, v, B, T, H, Dh, ws);
+    /* bf16 where the CPU has AVX512-BF16 (cpu_attn_bf16.c) and the backend
+     * may use it; elsewhere float32 (closer to the model than the bf16 it
+     * stands in for, and faster than emulation) */
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    if (prod == CT_DTYPE_BF16 && T > 0 && st && st->level >= CT_ISA_BF16 && ct_attn_bf16_supported(Dh))
+        return ct_attn_bf16(out, q, k, v, B, T, H, Dh, softmax_row);
     /* Blocked over (row, head, query block): each thread takes whole blocks,
      * scores = q_blk·kᵀ, softmax, out_blk = scores·v, with single-threaded
      * sgemm (OpenBLAS's OpenMP build runs one thread inside a parallel

@@ -39,18 +39,25 @@ BF16_TARGET static void scores4(float *s, const uint16_t *q, const uint16_t *kp,
     const uint32_t *q32 = (const uint32_t *)(const void *)q; /* (d, d+1) pairs */
     for (int jb = 0; jb < Tp / 16; jb += 4) {
         __m512 acc[4][4];
+        #pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
+            #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
         for (int d2 = 0; d2 < D2; d2++) {
             __m512i kv[4];
+            #pragma GCC unroll 4
             for (int c = 0; c < 4; c++)
                 kv[c] = _mm512_loadu_si512((const void *)(kp + ((size_t)(jb + c) * D2 + d2) * 32));
+            #pragma GCC unroll 4
             for (int r = 0; r < 4; r++) {
                 const __m512i qv = _mm512_set1_epi32((int)q32[(size_t)r * D2 + d2]);
+                #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)qv, (__m512bh)kv[c]);
             }
         }
+        #pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
+            #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) _mm512_storeu_ps(s + (size_t)r * Tp + (size_t)(jb + c) * 16, acc[r][c]);
     }
 }
@@ -63,21 +70,38 @@ BF16_TARGET static void pv4(float *o, size_t ld, const uint16_t *p, const uint16
     for (int db = 0; db < DB; db += 4) {
         const int nc = DB - db < 4 ? DB - db : 4;
         __m512 acc[4][4];
+        #pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
+            #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
         for (int j2 = 0; j2 < T2; j2++) {
             __m512i vv[4];
+            #pragma GCC unroll 4
             for (int c = 0; c < 4; c++)
                 vv[c] = c < nc ? _mm512_loadu_si512((const void *)(vp + ((size_t)j2 * DB + db + c) * 32))
                                : _mm512_setzero_si512();
+            #pragma GCC unroll 4
             for (int r = 0; r < 4; r++) {
                 const __m512i pv = _mm512_set1_epi32((int)p32[(size_t)r * T2 + j2]);
+                #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)pv, (__m512bh)vv[c]);
             }
         }
+        #pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
+            #pragma GCC unroll 4
             for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)r * ld + (size_t)(db + c) * 16, acc[r][c]);
     }
+}
+
+/* d[0..n) = bf16(x[0..n)), round to nearest even (vcvtneps2bf16; the
+ * probabilities are finite; a denormal becomes zero, 1e-38 below a
+ * probability that matters). */
+BF16_TARGET static void to_bf16(uint16_t *d, const float *x, int n) {
+    int j = 0;
+    for (; j + 16 <= n; j += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(d + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + j)));
+    for (; j < n; j++) d[j] = ct_f32_to_bf16(x[j]);
 }
 
 int ct_attn_bf16_supported(int Dh) {
@@ -131,7 +155,7 @@ ct_status ct_attn_bf16(float *out, const float *q, const float *k, const float *
                 float *sr = s + (size_t)r * Tp;
                 uint16_t *pr = p + (size_t)r * Tp;
                 softmax(sr, T, scale);
-                for (int j = 0; j < T; j++) pr[j] = ct_f32_to_bf16(sr[j]);
+                to_bf16(pr, sr, T);
                 memset(pr + T, 0, sizeof(uint16_t) * (size_t)(Tp - T));
             }
             /* the block's real rows into out (the padded query rows are never stored) */
@@ -154,6 +178,16 @@ ct_status ct_attn_bf16(float *out, const float *q, const float *k, const float *
 }
 
 #else /* no AVX512-BF16 code in this build */
+
+/* d[0..n) = bf16(x[0..n)), round to nearest even (vcvtneps2bf16; the
+ * probabilities are finite; a denormal becomes zero, 1e-38 below a
+ * probability that matters). */
+BF16_TARGET static void to_bf16(uint16_t *d, const float *x, int n) {
+    int j = 0;
+    for (; j + 16 <= n; j += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(d + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + j)));
+    for (; j < n; j++) d[j] = ct_f32_to_bf16(x[j]);
+}
 
 int ct_attn_bf16_supported(int Dh) {
     (void)Dh;

@@ -251,6 +251,21 @@ static void test_parse_errors(void **state) {
         assert_int_equal(r.options.dtype, CT_PRECISION_INT8);
         ct_cli_result_free(&r);
     }
+    /* --align-dtype bf16 and auto are ours too (the default stays fp32) */
+    EXPECT_ERROR("invalid argument: --align-dtype --align-dtype: invalid choice \"int8\"; choose from fp32, fp16",
+                 "a.wav", "--align-dtype", "int8");
+    {
+        ct_cli_result r;
+        assert_int_equal(PARSE(&r, "a.wav"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_FP32);
+        ct_cli_result_free(&r);
+        assert_int_equal(PARSE(&r, "a.wav", "--align-dtype", "bf16"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_BF16);
+        ct_cli_result_free(&r);
+        assert_int_equal(PARSE(&r, "a.wav", "--align-dtype", "auto"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_AUTO);
+        ct_cli_result_free(&r);
+    }
     EXPECT_ERROR("invalid argument: unsupported output formats: a.wav", "--formats", "txt", "a.wav");
     EXPECT_ERROR("invalid argument: unsupported output formats: -", "a.wav", "--formats", "-");
     EXPECT_ERROR("invalid argument: unsupported output formats: wav, csv", "a.wav", "--formats", "wav", "txt", "csv",
@@ -449,7 +464,7 @@ M(m_bool, o->vad_merge = 2)
 M(m_bool_pnc, o->punctuation = -1)
 M(m_enum_device, o->device = (ct_device)7)
 M(m_enum_vad, o->vad = (ct_vad_policy)-1)
-M(m_align_dtype, o->align_dtype = CT_PRECISION_BF16)
+M(m_align_dtype, o->align_dtype = CT_PRECISION_INT8)
 M(m_formats_n, o->n_formats = 5)
 M(m_formats_v, (o->n_formats = 1, o->formats[0] = (ct_format)9))
 M(m_lang, o->language = "e n")

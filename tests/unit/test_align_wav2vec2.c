@@ -380,8 +380,8 @@ static void test_ops_cpu_vs_ref(void **state) {
     CT_ASSERT_OK(fast->ops->conv1d_grouped(fast, p1, xp, wp, bp, B, Tp, C, G, Kp));
     CT_ASSERT_OK(ref->ops->conv1d_grouped(ref, p2, xp, wp, bp, B, Tp, C, G, Kp));
     for (int i = 0; i < B * Tp * C; i++) assert_float_equal(p1[i], p2[i], 1e-5 * (1 + fabsf(p2[i])));
-    /* the cpu path's im2col tiles are 1 024 frames: sequences across tile ends,
-     * odd and even kernels wider than a tile's edge, no bias */
+    /* the cpu path's shifted per-tap products: long sequences, odd and even
+     * kernels whose taps clip at both ends, several groups, no bias */
     const int gcase[2][4] = {{1100, 16, 4, 5}, {300, 12, 3, 6}}; /* T, C, G, K */
     for (int c = 0; c < 2; c++) {
         const int Tg = gcase[c][0], Cc = gcase[c][1], Gc = gcase[c][2], Kc = gcase[c][3];

@@ -280,6 +280,9 @@ ct_status ct_w2v2_open(const char *dir, ct_backend *be, const ct_w2v2_options *o
     ct_w2v2 *m = calloc(1, sizeof *m);
     if (!m) return ct_fail(CT_ERR_OOM, "aligner");
     m->be = be;
+    /* bf16 matrices ask for bf16 attention products too (same precision
+     * class); f16 and f32 keep float32 attention */
+    m->attn_dtype = opts->weight_dtype == CT_DTYPE_BF16 ? CT_DTYPE_BF16 : CT_DTYPE_F32;
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     ct_status s = parse_config(path, &m->cfg);

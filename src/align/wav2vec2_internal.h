@@ -22,6 +22,7 @@ struct ct_w2v2 {
     void **owned; /* backend buffers of the small parameters */
     size_t n_owned, cap_owned;
     int batch_cap; /* learned after an out-of-memory (0: none yet) */
+    ct_dtype attn_dtype; /* the attention products' type: BF16 with bf16 matrices, else F32 */
 };
 
 #endif

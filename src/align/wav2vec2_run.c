@@ -52,8 +52,11 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     const int H = c->hidden, Dh = H / c->heads;
     const size_t M = (size_t)nb * T;
     fwd_bufs f = {0};
-    /* scratch: the conv im2col tile (+ a widened weight) or one T×T score matrix */
+    /* scratch: the conv im2col tile (+ a widened weight), one T×T score
+     * matrix, or the bf16 attention's packed head and 512-row blocks */
     size_t ws_floats = (size_t)T * T + (size_t)T;
+    const size_t attn_bf16 = (size_t)3 * T * Dh / 2 + (size_t)512 * (T + Dh) + (size_t)512 * T / 2 + 256;
+    if (attn_bf16 > ws_floats) ws_floats = attn_bf16;
     for (int i = 1; i < c->n_conv; i++) {
         size_t ck = (size_t)c->conv_dim[i - 1] * c->conv_kernel[i];
         size_t need = 2048 * ck + ck * (size_t)c->conv_dim[i]; /* cpu_wav2vec2.c CT_CONV_ROWS */
@@ -102,7 +105,7 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
         if (s == CT_OK) s = o->matmul(be, f.q, f.ln, &L->q, L->bq, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
         if (s == CT_OK) s = o->matmul(be, f.k, f.ln, &L->k, L->bk, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
         if (s == CT_OK) s = o->matmul(be, f.v, f.ln, &L->v, L->bv, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
-        if (s == CT_OK) s = o->attn_full(be, f.att, f.q, f.k, f.v, nb, T, c->heads, Dh, &f.ws);
+        if (s == CT_OK) s = o->attn_full(be, f.att, f.q, f.k, f.v, nb, T, c->heads, Dh, m->attn_dtype, &f.ws);
         if (s == CT_OK) s = o->matmul(be, f.h, f.att, &L->o, L->bo, f.h, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
         if (s == CT_OK) s = o->layer_norm(be, f.ln, f.h, L->ln2_g, L->ln2_b, (int)M, H, c->eps);
         if (s == CT_OK)

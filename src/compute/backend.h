@@ -195,9 +195,13 @@ typedef struct ct_backend_ops {
     /* y = a + b elementwise; y may equal a or b. y, a, b (n). */
     ct_status (*add)(ct_backend *be, float *y, const float *a, const float *b, size_t n);
     /* Plain bidirectional multi-head attention, no mask, scores q·k/√Dh,
-     * softmax over all T keys. out, q, k, v (B,T,H·Dh). */
+     * softmax over all T keys. out, q, k, v (B,T,H·Dh). prod: the products'
+     * input type, CT_DTYPE_F32, or CT_DTYPE_BF16: q, k, v and the softmax
+     * probabilities rounded to bf16 (nearest even) for the two products,
+     * float32 accumulation, scale and softmax (a backend without native bf16
+     * products may compute BF16 requests in float32). */
     ct_status (*attn_full)(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws);
+                           int H, int Dh, ct_dtype prod, ct_arena *ws);
 
     /* ---- version 3: typed activations ------------------------------------
      * The same ops as above, each ct_buf saying its element type. A backend

@@ -252,7 +252,8 @@ static ct_status check_types(const ct_transcriber_options *o) {
     for (size_t i = 0; i < sizeof enums / sizeof *enums; i++)
         if (enums[i].v < 0 || enums[i].v >= enums[i].n)
             return ct_fail(CT_ERR_INVALID_ARG, "%s must be one of: %s", N(enums[i].field), enums[i].sorted);
-    if (o->align_dtype != CT_PRECISION_FP32 && o->align_dtype != CT_PRECISION_FP16)
+    if (o->align_dtype != CT_PRECISION_FP32 && o->align_dtype != CT_PRECISION_FP16 &&
+        o->align_dtype != CT_PRECISION_BF16 && o->align_dtype != CT_PRECISION_AUTO) /* ours, not listed */
         return ct_fail(CT_ERR_INVALID_ARG, "%s must be one of: fp16, fp32", N("align_dtype"));
     if (o->n_formats < 0 || o->n_formats > CT_FORMAT_COUNT)
         return ct_fail(CT_ERR_INVALID_ARG, "%s lists at most %d formats", N("formats"), CT_FORMAT_COUNT);

@@ -209,9 +209,21 @@ static ct_status session_open(ct_pipe *p) {
     return CT_OK;
 }
 
-/* The CTC aligner runs on the CPU backend in float32 (the CUDA aligner is
- * issue 14's GPU part): it is resolved like the ASR model, through the Hub
- * client and cache. */
+/* The aligner's matrices: --align-dtype fp32 (the original's default) and
+ * fp16 (CUDA only; the aligner runs on the CPU, in float32) keep float32;
+ * bf16 asks for bf16 matrices and bf16 attention products; auto picks bf16
+ * where the CPU multiplies bf16 natively (ct_cpu_auto_dtype), else fp32
+ * (docs/PERFORMANCE.md, "Word aligner on CPU in bf16"). */
+static ct_dtype aligner_weight_dtype(ct_precision p) {
+    const char *why;
+    if (p == CT_PRECISION_BF16) return CT_DTYPE_BF16;
+    if (p == CT_PRECISION_AUTO) return ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? CT_DTYPE_BF16 : CT_DTYPE_F32;
+    return CT_DTYPE_F32;
+}
+
+/* The CTC aligner runs on the CPU backend (the CUDA aligner is issue 14's
+ * GPU part): it is resolved like the ASR model, through the Hub client and
+ * cache. */
 static ct_status aligner_open(ct_pipe *p) {
     ct_transcriber *t = p->t;
     if (t->aligner) return CT_OK;
@@ -221,6 +233,7 @@ static ct_status aligner_open(ct_pipe *p) {
     bo.threads = t->o.threads;
     CT_TRY(ct_backend_create("cpu", &bo, &t->align_be));
     ct_w2v2_options wo = ct_w2v2_default_options();
+    wo.weight_dtype = aligner_weight_dtype(t->o.align_dtype);
     ct_status s = ct_aligner_open(t->aligner_ref.dir, t->align_be, &wo, &t->aligner);
     if (s != CT_OK) return ct_fail_wrap(s, "word aligner %s", t->aligner_ref.id);
     p->seconds_aligner_load += ct_now() - t0;

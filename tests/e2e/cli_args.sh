@@ -94,7 +94,7 @@ parse 'invalid argument: --vad-engine --vad-engine: invalid choice ""; choose fr
 parse 'invalid argument: --audio-backend --audio-backend: invalid choice "sox"; choose from auto, torchcodec, ffmpeg, librosa, sndfile' --audio-backend sox a.wav
 parse 'invalid argument: --truncation-policy --truncation-policy: invalid choice "stop"; choose from retry, warn' --truncation-policy stop a.wav
 parse 'invalid argument: --alignment --alignment: invalid choice "words"; choose from word, segment, none' --alignment words a.wav
-parse 'invalid argument: --align-dtype --align-dtype: invalid choice "bf16"; choose from fp32, fp16' --align-dtype bf16 a.wav
+parse 'invalid argument: --align-dtype --align-dtype: invalid choice "int8"; choose from fp32, fp16' --align-dtype int8 a.wav
 parse 'invalid argument: --device --device: invalid choice "a\"b"; choose from auto, mps, cuda, cpu' --device 'a"b' a.wav
 # values: a following option-like token is not a value; negative numbers are
 parse "missing argument: --vad-threshold" a.wav --vad-threshold

@@ -251,6 +251,21 @@ static void test_parse_errors(void **state) {
         assert_int_equal(r.options.dtype, CT_PRECISION_INT8);
         ct_cli_result_free(&r);
     }
+    /* --align-dtype bf16 and auto are ours too (the default stays fp32) */
+    EXPECT_ERROR("invalid argument: --align-dtype --align-dtype: invalid choice \"int8\"; choose from fp32, fp16",
+                 "a.wav", "--align-dtype", "int8");
+    {
+        ct_cli_result r;
+        assert_int_equal(PARSE(&r, "a.wav"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_FP32);
+        ct_cli_result_free(&r);
+        assert_int_equal(PARSE(&r, "a.wav", "--align-dtype", "bf16"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_BF16);
+        ct_cli_result_free(&r);
+        assert_int_equal(PARSE(&r, "a.wav", "--align-dtype", "auto"), 0);
+        assert_int_equal(r.options.align_dtype, CT_PRECISION_AUTO);
+        ct_cli_result_free(&r);
+    }
     EXPECT_ERROR("invalid argument: unsupported output formats: a.wav", "--formats", "txt", "a.wav");
     EXPECT_ERROR("invalid argument: unsupported output formats: -", "a.wav", "--formats", "-");
     EXPECT_ERROR("invalid argument: unsupported output formats: wav, csv", "a.wav", "--formats", "wav", "txt", "csv",
@@ -449,7 +464,7 @@ M(m_bool, o->vad_merge = 2)
 M(m_bool_pnc, o->punctuation = -1)
 M(m_enum_device, o->device = (ct_device)7)
 M(m_enum_vad, o->vad = (ct_vad_policy)-1)
-M(m_align_dtype, o->align_dtype = CT_PRECISION_BF16)
+M(m_align_dtype, o->align_dtype = CT_PRECISION_INT8)
 M(m_formats_n, o->n_formats = 5)
 M(m_formats_v, (o->n_formats = 1, o->formats[0] = (ct_format)9))
 M(m_lang, o->language = "e n")
@@ -633,13 +648,26 @@ static int twin_message(const char *theirs, char *out, size_t cap) {
     return -1;
 }
 
+/* argv gives --align-dtype one of our extension values (bf16, auto): where
+ * the twin refused it at parse time and ours went on, the case says nothing
+ * about the twin's rules (the extension's own tests are above). */
+static int uses_align_dtype_extension(char **argv, int argc) {
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k], *v = NULL;
+        if (!strcmp(a, "--align-dtype") && k + 1 < argc) v = argv[k + 1];
+        else if (!strncmp(a, "--align-dtype=", 14)) v = a + 14;
+        if (v && (!strcmp(v, "bf16") || !strcmp(v, "auto"))) return 1;
+    }
+    return 0;
+}
+
 static void test_against_twin(void **state) {
     (void)state;
     json_error_t je;
     json_t *doc = json_load_file(CT_FIXTURE("cli/argparse_cases.json"), 0, &je);
     if (!doc) fail_msg("argparse_cases.json: %s", je.text);
     json_t *cases = json_object_get(doc, "cases");
-    size_t n = json_array_size(cases), bad = 0, counted[4] = {0};
+    size_t n = json_array_size(cases), bad = 0, counted[4] = {0}, extension = 0;
     assert_true(n >= 1000);
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(cases, i), *jargv = json_object_get(c, "argv");
@@ -664,6 +692,11 @@ static void test_against_twin(void **state) {
         for (int k = 1; k < argc && an < sizeof argline; k++)
             an += (size_t)snprintf(argline + an, sizeof argline - an, "[%s]", argv[k]);
         int ok = !strcmp(got, want);
+        if (!ok && !strcmp(want, "parse") && uses_align_dtype_extension(argv, argc)) {
+            extension++;
+            ct_cli_result_free(&r);
+            continue;
+        }
         if (ok && !strcmp(want, "config")) {
             char exp[1024];
             int len = twin_message(json_string_value(json_object_get(c, "message")), exp, sizeof exp);
@@ -687,6 +720,8 @@ static void test_against_twin(void **state) {
     json_decref(doc);
     /* every outcome is represented, so the comparison means something */
     assert_true(counted[0] > 100 && counted[1] > 50 && counted[2] > 50 && counted[3] > 10);
+    print_message("%zu of %zu cases differ only by --align-dtype bf16/auto (ours): skipped\n", extension, n);
+    assert_true(extension < 20);
     if (bad) fail_msg("%zu of %zu cases differ from the twin", bad, n);
 }
 

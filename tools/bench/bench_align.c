@@ -4,8 +4,10 @@
  * 1.3 GB f32), then times emissions of seeded noise. One JSON line per run.
  *   bench_align --make-random DIR            (config.json + model.safetensors)
  *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
- *               [--profile-ops] [--save E.f32]
- * --profile-ops times every backend call of the forward pass (the table is
+ *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16]
+ * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does).
+ * --profile-ops times every backend call of the forward pass, wall and process
+ * CPU seconds (the table is
  * wrapped, so the numbers are the ops' own wall time, not counting the
  * emission assembly) and prints one JSON line per op and shape, plus their
  * sum. --save writes the emissions of the last rep as raw float32 (frames x
@@ -147,7 +149,7 @@ static int make_random(const char *dir) {
 
 typedef struct prof_row {
     char key[96];
-    double seconds, flop;
+    double seconds, cpu, flop;
     long calls;
 } prof_row;
 
@@ -156,19 +158,23 @@ static int n_prof;
 static const ct_backend_ops *base_ops;
 static ct_backend_ops prof_ops;
 
+static double prof_c0; /* process CPU clock at the op's start (ops run one at a time) */
+
 static void prof_add(const char *key, double dt, double flop) {
+    const double dc = cpu_now() - prof_c0;
     int i = 0;
     while (i < n_prof && strcmp(prof[i].key, key)) i++;
     if (i == n_prof) {
         if (n_prof == (int)(sizeof prof / sizeof prof[0])) return;
         snprintf(prof[n_prof++].key, sizeof prof[0].key, "%s", key);
     }
-    prof[i].seconds += dt, prof[i].flop += flop, prof[i].calls++;
+    prof[i].seconds += dt, prof[i].cpu += dc, prof[i].flop += flop, prof[i].calls++;
 }
 
 static ct_status p_matmul(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                           const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->matmul(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
     char key[96];
     snprintf(key, sizeof key, "matmul N=%d K=%d", N, K);
@@ -179,6 +185,7 @@ static ct_status p_matmul(ct_backend *be, float *y, const float *x, const ct_ten
 static ct_status p_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M, int D,
                               float eps) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->layer_norm(be, y, x, g, b, M, D, eps);
     char key[96];
     snprintf(key, sizeof key, "layer_norm D=%d", D);
@@ -189,6 +196,7 @@ static ct_status p_layer_norm(ct_backend *be, float *y, const float *x, const fl
 static ct_status p_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B,
                           int T, int Ci, int Co, int K, int stride, ct_arena *ws) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->conv1d(be, y, x, w, bias, B, T, Ci, Co, K, stride, ws);
     char key[96];
     snprintf(key, sizeof key, "conv1d Ci=%d K=%d T=%d", Ci, K, T);
@@ -199,6 +207,7 @@ static ct_status p_conv1d(ct_backend *be, float *y, const float *x, const ct_ten
 static ct_status p_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
                                   int T, int C, int G, int K) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->conv1d_grouped(be, y, x, w, bias, B, T, C, G, K);
     char key[96];
     snprintf(key, sizeof key, "conv1d_grouped C=%d G=%d K=%d", C, G, K);
@@ -208,6 +217,7 @@ static ct_status p_conv1d_grouped(ct_backend *be, float *y, const float *x, cons
 
 static ct_status p_gelu(ct_backend *be, float *x, size_t n) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->gelu(be, x, n);
     prof_add("gelu", now() - t0, 0);
     return s;
@@ -215,15 +225,17 @@ static ct_status p_gelu(ct_backend *be, float *x, size_t n) {
 
 static ct_status p_add(ct_backend *be, float *y, const float *a, const float *b, size_t n) {
     double t0 = now();
+    prof_c0 = cpu_now();
     ct_status s = base_ops->add(be, y, a, b, n);
     prof_add("add", now() - t0, 0);
     return s;
 }
 
 static ct_status p_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                             int H, int Dh, ct_arena *ws) {
+                             int H, int Dh, ct_dtype prod, ct_arena *ws) {
     double t0 = now();
-    ct_status s = base_ops->attn_full(be, out, q, k, v, B, T, H, Dh, ws);
+    prof_c0 = cpu_now();
+    ct_status s = base_ops->attn_full(be, out, q, k, v, B, T, H, Dh, prod, ws);
     char key[96];
     snprintf(key, sizeof key, "attn_full T=%d H=%d Dh=%d", T, H, Dh);
     prof_add(key, now() - t0, 4.0 * B * H * (double)T * T * Dh);
@@ -240,20 +252,22 @@ static void prof_install(ct_backend *be) {
 }
 
 static void prof_print(double wall) {
-    double sum = 0;
-    for (int i = 0; i < n_prof; i++) sum += prof[i].seconds;
+    double sum = 0, csum = 0;
+    for (int i = 0; i < n_prof; i++) sum += prof[i].seconds, csum += prof[i].cpu;
     for (int i = 0; i < n_prof; i++)
-        printf("{\"what\":\"op\",\"op\":\"%s\",\"calls\":%ld,\"seconds\":%.3f,\"share\":%.3f,\"gflop_s\":%.1f}\n",
-               prof[i].key, prof[i].calls, prof[i].seconds, sum > 0 ? prof[i].seconds / sum : 0,
-               prof[i].seconds > 0 ? prof[i].flop / prof[i].seconds * 1e-9 : 0);
-    printf("{\"what\":\"ops_total\",\"seconds\":%.3f,\"wall_s\":%.3f}\n", sum, wall);
+        printf("{\"what\":\"op\",\"op\":\"%s\",\"calls\":%ld,\"seconds\":%.3f,\"cpu_s\":%.3f,\"share\":%.3f,"
+               "\"cpu_share\":%.3f,\"gflop_s\":%.1f,\"gflop_cpu_s\":%.1f}\n",
+               prof[i].key, prof[i].calls, prof[i].seconds, prof[i].cpu, sum > 0 ? prof[i].seconds / sum : 0,
+               csum > 0 ? prof[i].cpu / csum : 0, prof[i].seconds > 0 ? prof[i].flop / prof[i].seconds * 1e-9 : 0,
+               prof[i].cpu > 0 ? prof[i].flop / prof[i].cpu * 1e-9 : 0);
+    printf("{\"what\":\"ops_total\",\"seconds\":%.3f,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n", sum, csum, wall);
 }
 
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
     int batch = 4, threads = 2, reps = 1, profile = 0;
-    const char *save = NULL;
+    const char *save = NULL, *dtype = "fp32";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -264,11 +278,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
         else if (!strcmp(argv[i], "--profile-ops")) profile = 1;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
-                            "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32]\n");
+                            "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32] "
+                            "[--dtype fp32|bf16]\n");
             return 2;
         }
+    }
+    if (strcmp(dtype, "fp32") && strcmp(dtype, "bf16")) {
+        fprintf(stderr, "bench_align: --dtype must be fp32 or bf16\n");
+        return 2;
     }
     if (!model) {
         fprintf(stderr, "bench_align: --model DIR is required\n");
@@ -276,9 +296,11 @@ int main(int argc, char **argv) {
     }
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = threads;
+    ct_w2v2_options wo = ct_w2v2_default_options();
+    wo.weight_dtype = strcmp(dtype, "bf16") ? CT_DTYPE_F32 : CT_DTYPE_BF16;
     ct_backend *be;
     ct_w2v2 *m;
-    if (ct_backend_create(backend, &bo, &be) != CT_OK || ct_w2v2_open(model, be, NULL, &m) != CT_OK) {
+    if (ct_backend_create(backend, &bo, &be) != CT_OK || ct_w2v2_open(model, be, &wo, &m) != CT_OK) {
         fprintf(stderr, "bench_align: %s\n", ct_last_error());
         return 1;
     }
@@ -305,9 +327,9 @@ int main(int argc, char **argv) {
             fclose(f);
         }
         free(em);
-        printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
+        printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
                "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
-               backend, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
+               backend, dtype, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
         if (profile) {
             prof_print(dt);
             n_prof = 0;

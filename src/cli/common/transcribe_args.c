@@ -46,7 +46,12 @@ static const ct_arg_choice VAD_ENGINE[] = {{"auto", CT_VAD_ENGINE_AUTO, 0},
 static const ct_arg_choice TRUNCATION[] = {{"retry", CT_TRUNCATION_RETRY, 0}, {"warn", CT_TRUNCATION_WARN, 0}};
 static const ct_arg_choice ALIGNMENT[] = {
     {"word", CT_ALIGN_WORD, 0}, {"segment", CT_ALIGN_SEGMENT, 0}, {"none", CT_ALIGN_NONE, 0}};
-static const ct_arg_choice ALIGN_DTYPE[] = {{"fp32", CT_PRECISION_FP32, 0}, {"fp16", CT_PRECISION_FP16, 0}};
+/* bf16 and auto are ours (the CPU aligner's bf16 products; auto: bf16 where
+ * the CPU multiplies bf16 natively, else fp32); the default stays fp32 */
+static const ct_arg_choice ALIGN_DTYPE[] = {{"fp32", CT_PRECISION_FP32, 0},
+                                            {"fp16", CT_PRECISION_FP16, 0},
+                                            {"bf16", CT_PRECISION_BF16, 1},
+                                            {"auto", CT_PRECISION_AUTO, 1}};
 static const ct_arg_choice FORMATS[] = {
     {"txt", CT_FORMAT_TXT, 0}, {"srt", CT_FORMAT_SRT, 0}, {"vtt", CT_FORMAT_VTT, 0}, {"json", CT_FORMAT_JSON, 0}};
 

@@ -46,6 +46,6 @@ ct_status ct_cpu_conv1d_grouped(ct_backend *be, float *y, const float *x, const 
 ct_status ct_cpu_gelu(ct_backend *be, float *x, size_t n);
 ct_status ct_cpu_add(ct_backend *be, float *y, const float *a, const float *b, size_t n);
 ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws);
+                           int H, int Dh, ct_dtype prod, ct_arena *ws);
 
 #endif

@@ -1,8 +1,11 @@
-/* cpu_wav2vec2.c — fast CPU paths of the version-2 ops: strided conv1d and
- * the grouped positional conv as im2col tiles × OpenBLAS sgemm, attention as
- * two sgemm per (row, head) with a vectorised softmax between, OpenMP loops
- * for GELU and add. Tested against ref_wav2vec2.c in
- * tests/unit/test_align_wav2vec2.c (test_ops_cpu_vs_ref). */
+/* cpu_wav2vec2.c — fast CPU paths of the version-2 ops: strided conv1d as
+ * im2col tiles × OpenBLAS sgemm (bf16 weights on native bf16: bf16 tiles ×
+ * oneDNN's bf16 product), the grouped positional conv as one shifted sgemm
+ * per tap, attention as two sgemm per (row, head, query block) with a
+ * vectorised softmax between (bf16 products on AVX512-BF16:
+ * cpu_attn_bf16.c), OpenMP loops for GELU and add. Tested against
+ * ref_wav2vec2.c in tests/unit/test_align_wav2vec2.c (test_ops_cpu_vs_ref,
+ * test_ops_bf16_cpu_vs_ref). */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -10,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/cpu/cpu_attn_bf16.h"
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/cpu/cpu_vec.h"
 #include "compute/ref/ops_ref.h"
 
@@ -49,8 +54,10 @@ CT_VCLONES static void gelu_span(float *x, size_t n) {
     }
 }
 
-/* Softmax of one row of finite scores (attn_full has no mask). */
-CT_VCLONES static void softmax_row(float *x, int n) {
+/* Softmax of one row of finite scores (attn_full has no mask) times scale > 0
+ * (exp((x − max)·scale): the bf16 path applies 1/√Dh here, the f32 path in
+ * its sgemm with scale 1, which leaves x − max unchanged). */
+CT_VCLONES static void softmax_row(float *x, int n, float scale) {
     const int nv = n / CT_V * CT_V;
     vf v;
     float mx = x[0];
@@ -67,7 +74,7 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     vf acc = V_SPLAT(0.0f);
     for (int j = 0; j < nv; j += CT_V) {
         memcpy(&v, x + j, sizeof v);
-        v -= mx;
+        v = (v - mx) * scale;
         v_exp(&v);
         memcpy(x + j, &v, sizeof v);
         acc += v;
@@ -77,7 +84,7 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     if (nv < n) {
         v = V_SPLAT(0.0f);
         memcpy(&v, x + nv, (size_t)(n - nv) * sizeof *x);
-        v -= mx;
+        v = (v - mx) * scale;
         v_exp(&v);
         for (int j = nv; j < n; j++) sum += (x[j] = v[j - nv]);
     }
@@ -90,7 +97,45 @@ CT_VCLONES static void softmax_row(float *x, int n) {
     for (int j = nv; j < n; j++) x[j] *= inv;
 }
 
+/* native bf16 products through oneDNN on this backend, or NULL */
+static ct_dnnl *bf16_dnnl(const ct_backend *be) {
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    return st && st->dnnl && st->dnnl_bf16 ? st->dnnl : NULL;
+}
+
 #define CT_CONV_ROWS 2048 /* output frames per im2col tile (12.6 MB at 512 channels × 3 taps) */
+
+/* conv1d with bf16 weights (Co, Ci·K) on native bf16: the im2col tile is
+ * written in bf16 (the weight row's layout, i·K + k) and multiplied by
+ * oneDNN into y's rows, then the bias is added. */
+static ct_status conv1d_bf16(ct_dnnl *dn, float *y, const float *x, const uint16_t *w, const float *bias, int B, int T,
+                             int Ci, int Co, int K, int stride, ct_arena *ws) {
+    const int To = (T - K) / stride + 1, CK = Ci * K;
+    size_t mark = ct_arena_mark(ws);
+    uint16_t *col = ct_arena_alloc(ws, sizeof(uint16_t) * (size_t)CT_CONV_ROWS * CK);
+    if (!col) return ct_fail(CT_ERR_OOM, "conv1d: bf16 im2col tile of %d x %d", CT_CONV_ROWS, CK);
+    ct_status rc = CT_OK;
+    for (int b = 0; b < B && rc == CT_OK; b++)
+        for (int t0 = 0; t0 < To && rc == CT_OK; t0 += CT_CONV_ROWS) {
+            const int nt = To - t0 < CT_CONV_ROWS ? To - t0 : CT_CONV_ROWS;
+#pragma omp parallel for schedule(static) if ((size_t)nt * CK > CT_PAR_MIN)
+            for (int r = 0; r < nt; r++) {
+                const float *xs = x + ((size_t)b * T + (size_t)(t0 + r) * stride) * Ci;
+                uint16_t *c = col + (size_t)r * CK;
+                for (int i = 0; i < Ci; i++)
+                    for (int k = 0; k < K; k++) c[i * K + k] = ct_f32_to_bf16(xs[(size_t)k * Ci + i]);
+            }
+            float *yt = y + ((size_t)b * To + t0) * Co;
+            rc = ct_dnnl_matmul(dn, CT_DNNL_BF16, yt, col, w, nt, Co, CK);
+            if (rc == CT_OK && bias) {
+#pragma omp parallel for schedule(static) if ((size_t)nt * Co > CT_PAR_MIN)
+                for (int r = 0; r < nt; r++)
+                    for (int o = 0; o < Co; o++) yt[(size_t)r * Co + o] += bias[o];
+            }
+        }
+    ct_arena_rewind(ws, mark);
+    return rc == CT_OK ? CT_OK : ct_fail_wrap(rc, "conv1d %d x %d x %d bf16", To, Co, CK);
+}
 
 ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
                         int Ci, int Co, int K, int stride, ct_arena *ws) {
@@ -101,6 +146,8 @@ ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tenso
                        (long long)ct_tensor_numel(w), Co, Ci, K);
     const int To = (T - K) / stride + 1, CK = Ci * K;
     size_t mark = ct_arena_mark(ws);
+    ct_dnnl *dn = w->dtype == CT_DTYPE_BF16 ? bf16_dnnl(be) : NULL;
+    if (dn) return conv1d_bf16(dn, y, x, w->data, bias, B, T, Ci, Co, K, stride, ws);
     const float *wf = w->data;
     if (w->dtype != CT_DTYPE_F32) {
         float *tmp = ct_arena_alloc(ws, sizeof(float) * (size_t)Co * CK);
@@ -133,51 +180,48 @@ ct_status ct_cpu_conv1d(ct_backend *be, float *y, const float *x, const ct_tenso
     return CT_OK;
 }
 
-/* Output frames per im2col tile of the grouped conv: (rows, Cg·K) floats, 32
- * MB at the MMS sizes (Cg 64, K 128). The GEMM is narrow (N = Cg = 64), so it
- * wants many rows per call: 1 024 rows took 40 % less CPU than 256 (a
- * microbenchmark of T 1 699, C 1 024, G 16, K 128). */
-#define CT_GCONV_ROWS 1024
-
 ct_status ct_cpu_conv1d_grouped(ct_backend *be, float *y, const float *x, const float *w, const float *bias, int B,
                                 int T, int C, int G, int K) {
     // y (B,T,C), x (B,T,C), w (C,C/G,K), bias (C)
     if (G < 1 || C % G) return ct_fail(CT_ERR_INVALID_ARG, "conv1d_grouped: %d channels in %d groups", C, G);
-    /* As one GEMM per group and row tile: col[r][i·K + k] = x[t0 + r + k − pad][g·Cg + i]
-     * (zero outside the sequence) has the layout of a weight row w[o][i][k], so
-     * y[t0 + r][g·Cg + o] = bias[o] + col[r] · w[g·Cg + o], no weight copy. */
-    const int Cg = C / G, pad = K / 2, CK = Cg * K;
-    const int rows = T < CT_GCONV_ROWS ? T : CT_GCONV_ROWS;
-    float *col = malloc(sizeof(float) * (size_t)rows * CK);
-    if (!col) return ct_fail(CT_ERR_OOM, "conv1d_grouped: im2col tile of %d x %d", rows, CK);
-    for (int b = 0; b < B; b++)
-        for (int t0 = 0; t0 < T; t0 += rows) {
-            const int nt = T - t0 < rows ? T - t0 : rows;
-            float *yt = y + ((size_t)b * T + t0) * C;
-            for (int r = 0; r < nt; r++) {
-                if (bias) memcpy(yt + (size_t)r * C, bias, sizeof(float) * C);
-                else memset(yt + (size_t)r * C, 0, sizeof(float) * C);
-            }
-            for (int g = 0; g < G; g++) {
-#pragma omp parallel for schedule(static) if ((size_t)nt * CK > CT_PAR_MIN)
-                for (int r = 0; r < nt; r++) {
-                    /* written in order (i outer, k inner): the reads of the K
-                     * frames stay in L1, the writes stream */
-                    float *c = col + (size_t)r * CK;
-                    const int lo = pad - t0 - r > 0 ? pad - t0 - r : 0;     /* first k inside */
-                    const int hi = T + pad - t0 - r < K ? T + pad - t0 - r : K; /* past the last */
-                    const float *xs = x + (size_t)b * T * C + (size_t)g * Cg;
-                    for (int i = 0; i < Cg; i++, c += K) {
-                        for (int k = 0; k < lo; k++) c[k] = 0.0f;
-                        for (int k = lo; k < hi; k++) c[k] = xs[(size_t)(t0 + r + k - pad) * C + i];
-                        for (int k = hi > lo ? hi : lo; k < K; k++) c[k] = 0.0f;
-                    }
-                }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nt, Cg, CK, 1.0f, col, CK,
-                            w + (size_t)g * Cg * CK, CK, 1.0f, yt + (size_t)g * Cg, C);
-            }
+    /* As K shifted products per group, no im2col: tap k adds
+     * x[t + k − pad][g·Cg + i] · w[g·Cg + o][i][k] to y[t][g·Cg + o] for the
+     * rows t whose input frame is inside the sequence, one (rows, Cg) × (Cg,
+     * Cg) sgemm straight on x's and y's strided rows. The im2col tiles this
+     * replaced wrote K·Cg floats per output frame and group (16 × 8 192 per
+     * frame at the MMS sizes) and cost more than the products. The taps'
+     * weights are first gathered as wk[g][k][o][i] (a plain matrix per tap).
+     * One thread per (row, group): the group's y columns stay in its cache
+     * across the K taps, and OpenBLAS runs single-threaded inside the region. */
+    const int Cg = C / G, pad = K / 2;
+    float *wk = malloc(sizeof(float) * (size_t)C * Cg * K);
+    if (!wk) return ct_fail(CT_ERR_OOM, "conv1d_grouped: %d x %d x %d tap weights", C, Cg, K);
+#pragma omp parallel for schedule(static) if ((size_t)C * Cg * K > CT_PAR_MIN)
+    for (int oc = 0; oc < C; oc++) {
+        const int g = oc / Cg, o = oc % Cg;
+        for (int i = 0; i < Cg; i++)
+            for (int k = 0; k < K; k++)
+                wk[(((size_t)g * K + k) * Cg + o) * Cg + i] = w[((size_t)oc * Cg + i) * K + k];
+    }
+    const int tasks = B * G;
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1 && (size_t)T * C * Cg * K > CT_PAR_MIN)
+    for (int task = 0; task < tasks; task++) {
+        const int b = task / G, g = task % G;
+        float *yg = y + (size_t)b * T * C + (size_t)g * Cg;
+        const float *xg = x + (size_t)b * T * C + (size_t)g * Cg;
+        for (int t = 0; t < T; t++) {
+            if (bias) memcpy(yg + (size_t)t * C, bias + (size_t)g * Cg, sizeof(float) * Cg);
+            else memset(yg + (size_t)t * C, 0, sizeof(float) * Cg);
         }
-    free(col);
+        for (int k = 0; k < K; k++) {
+            const int lo = pad - k > 0 ? pad - k : 0, hi = T + pad - k < T ? T + pad - k : T;
+            if (hi <= lo) continue;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, Cg, Cg, 1.0f,
+                        xg + (size_t)(lo + k - pad) * C, C, wk + ((size_t)g * K + k) * Cg * Cg, Cg, 1.0f,
+                        yg + (size_t)lo * C, C);
+        }
+    }
+    free(wk);
     return CT_OK;
 }
 
@@ -203,8 +247,16 @@ ct_status ct_cpu_add(ct_backend *be, float *y, const float *a, const float *b, s
 #define CT_ATTN_ROWS 256
 
 ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws) {
+                           int H, int Dh, ct_dtype prod, ct_arena *ws) {
     // out, q, k, v (B,T,H*Dh)
+    if (prod != CT_DTYPE_F32 && prod != CT_DTYPE_BF16)
+        return ct_fail(CT_ERR_INVALID_ARG, "attn_full: products in %s", ct_dtype_name(prod));
+    /* bf16 where the CPU has AVX512-BF16 (cpu_attn_bf16.c) and the backend
+     * may use it; elsewhere float32 (closer to the model than the bf16 it
+     * stands in for, and faster than emulation) */
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    if (prod == CT_DTYPE_BF16 && T > 0 && st && st->level >= CT_ISA_BF16 && ct_attn_bf16_supported(Dh))
+        return ct_attn_bf16(out, q, k, v, B, T, H, Dh, softmax_row);
     /* Blocked over (row, head, query block): each thread takes whole blocks,
      * scores = q_blk·kᵀ, softmax, out_blk = scores·v, with single-threaded
      * sgemm (OpenBLAS's OpenMP build runs one thread inside a parallel
@@ -230,7 +282,7 @@ ct_status ct_cpu_attn_full(ct_backend *be, float *out, const float *q, const flo
         const size_t base = (size_t)b * T * D + (size_t)h * Dh;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, T, Dh, scale, q + base + (size_t)i0 * D, D,
                     k + base, D, 0.0f, s, T);
-        for (int i = 0; i < n; i++) softmax_row(s + (size_t)i * T, T);
+        for (int i = 0; i < n; i++) softmax_row(s + (size_t)i * T, T, 1.0f);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, Dh, T, 1.0f, s, T, v + base, D, 0.0f,
                     out + base + (size_t)i0 * D, D);
     }

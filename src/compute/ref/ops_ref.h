@@ -67,6 +67,6 @@ ct_status ct_ref_conv1d_grouped(ct_backend *be, float *y, const float *x, const 
 ct_status ct_ref_gelu(ct_backend *be, float *x, size_t n);
 ct_status ct_ref_add(ct_backend *be, float *y, const float *a, const float *b, size_t n);
 ct_status ct_ref_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws);
+                           int H, int Dh, ct_dtype prod, ct_arena *ws);
 
 #endif

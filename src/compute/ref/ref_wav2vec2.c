@@ -60,10 +60,15 @@ ct_status ct_ref_add(ct_backend *be, float *y, const float *a, const float *b, s
     return CT_OK;
 }
 
+/* x rounded to bf16 and back (round to nearest even): the BF16 products' inputs. */
+static float bf16_round(float x, int bf16) { return bf16 ? ct_bf16_to_f32(ct_f32_to_bf16(x)) : x; }
+
 ct_status ct_ref_attn_full(ct_backend *be, float *out, const float *q, const float *k, const float *v, int B, int T,
-                           int H, int Dh, ct_arena *ws) {
+                           int H, int Dh, ct_dtype prod, ct_arena *ws) {
     // out, q, k, v (B,T,H*Dh)
-    const int D = H * Dh;
+    if (prod != CT_DTYPE_F32 && prod != CT_DTYPE_BF16)
+        return ct_fail(CT_ERR_INVALID_ARG, "attn_full: products in %s", ct_dtype_name(prod));
+    const int D = H * Dh, r = prod == CT_DTYPE_BF16;
     const float scale = 1.0f / sqrtf((float)Dh);
     size_t mark = ct_arena_mark(ws);
     float *s = ct_arena_alloc(ws, sizeof(float) * (size_t)(T > 0 ? T : 1));
@@ -75,15 +80,16 @@ ct_status ct_ref_attn_full(ct_backend *be, float *out, const float *q, const flo
                 for (int j = 0; j < T; j++) {
                     const float *kj = k + ((size_t)b * T + j) * D + (size_t)h * Dh;
                     float acc = 0.0f;
-                    for (int d = 0; d < Dh; d++) acc += qi[d] * kj[d];
+                    for (int d = 0; d < Dh; d++) acc += bf16_round(qi[d], r) * bf16_round(kj[d], r);
                     s[j] = acc * scale;
                 }
                 ct_ref_softmax(be, s, 1, T);
+                for (int j = 0; j < T; j++) s[j] = bf16_round(s[j], r);
                 float *o = out + ((size_t)b * T + i) * D + (size_t)h * Dh;
                 for (int d = 0; d < Dh; d++) o[d] = 0.0f;
                 for (int j = 0; j < T; j++) {
                     const float *vj = v + ((size_t)b * T + j) * D + (size_t)h * Dh;
-                    for (int d = 0; d < Dh; d++) o[d] += s[j] * vj[d];
+                    for (int d = 0; d < Dh; d++) o[d] += s[j] * bf16_round(vj[d], r);
                 }
             }
     ct_arena_rewind(ws, mark);

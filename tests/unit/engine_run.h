@@ -21,6 +21,7 @@ typedef struct ct_test_engine_run {
     ct_dtype wdt;        /* weight storage on the backend */
     int max_new, ignore_eos;
     int isa_limit;       /* ct_backend_options.isa_limit (0: what the CPU has) */
+    int dnnl_bf16;       /* ct_backend_options.dnnl_bf16 (0: native bf16 where the CPU has it, -1: never) */
     const ct_q8_plan *q8; /* Q8: the precision plan (NULL: the default) */
 } ct_test_engine_run;
 
@@ -33,6 +34,7 @@ static inline void ct_test_run_engine(const ct_test_engine_run *run, const float
     ct_backend *be;
     ct_backend_options bo = ct_backend_default_options();
     bo.isa_limit = run->isa_limit;
+    bo.dnnl_bf16 = run->dnnl_bf16;
     CT_ASSERT_OK(ct_backend_create(run->backend, &bo, &be));
     ct_checkpoint *ck;
     CT_ASSERT_OK(ct_checkpoint_open(run->model, &ck));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/cpu/cpu_state.h"
 #include "engine_run.h"
 #include "model/safetensors.h"
 #include "testutil.h"
@@ -91,8 +92,9 @@ typedef struct run_out {
 
 /* Encoder + greedy decoding of rows [b0, b0+B) of the reference features,
  * padded to T frames. */
-static void run_engine_plan(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B,
-                            int T, int max_new, int ignore_eos, int isa_limit, const ct_q8_plan *q8, run_out *o) {
+static void run_engine_opt(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
+                           int max_new, int ignore_eos, int isa_limit, int dnnl_bf16, const ct_q8_plan *q8,
+                           run_out *o) {
     float *feats = calloc((size_t)B * T * r->n_mels, sizeof(float));
     int feat_len[NCLIPS];
     for (int b = 0; b < B; b++) {
@@ -100,7 +102,7 @@ static void run_engine_plan(const char *backend, const char *model, ct_dtype wdt
         memcpy(feats + (size_t)b * T * r->n_mels, r->feats + (size_t)(b0 + b) * r->T * r->n_mels,
                sizeof(float) * feat_len[b] * r->n_mels);
     }
-    ct_test_engine_run run = {backend, model, wdt, max_new, ignore_eos, isa_limit, q8};
+    ct_test_engine_run run = {backend, model, wdt, max_new, ignore_eos, isa_limit, dnnl_bf16, q8};
     int d_enc;
     ct_test_run_engine(&run, feats, feat_len, B, T, r->n_mels, r->prompt, r->P, o->enc_len, &o->Te, &d_enc,
                        &o->enc, o->rows);
@@ -109,7 +111,7 @@ static void run_engine_plan(const char *backend, const char *model, ct_dtype wdt
 
 static void run_engine_isa(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
                            int max_new, int ignore_eos, int isa_limit, run_out *o) {
-    run_engine_plan(backend, model, wdt, r, b0, B, T, max_new, ignore_eos, isa_limit, NULL, o);
+    run_engine_opt(backend, model, wdt, r, b0, B, T, max_new, ignore_eos, isa_limit, 0, NULL, o);
 }
 
 static void run_engine_ex(const char *backend, const char *model, ct_dtype wdt, ref_data *r, int b0, int B, int T,
@@ -229,11 +231,35 @@ static void test_layouts_agree(void **state) {
 }
 
 static void test_bf16_weights(void **state) {
-    /* bf16 storage of bf16-exact weights computes the same math */
+    /* bf16 storage of bf16-exact weights computes the same math on the
+     * widened path (float activations; forced, since a CPU with native bf16
+     * would round the activations instead) */
     ref_data *r = *state;
     run_out o;
-    run_engine("cpu", CT_FIXTURE("tiny-nemo"), CT_DTYPE_BF16, r, 0, r->B, r->T, &o);
+    run_engine_opt("cpu", CT_FIXTURE("tiny-nemo"), CT_DTYPE_BF16, r, 0, r->B, r->T, MAX_NEW, 0, 0, -1, NULL, &o);
     check_against_reference(r, &o, 0, r->B, 64);
+    free_out(&o, r->B);
+    /* native bf16 products (bf16 activations), where this CPU has them:
+     * the encoder within the bf16 bound (1e-2 relative L2) of the reference */
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    const int native = ct_cpu_state_of(be)->dnnl_bf16;
+    ct_backend_free(be);
+    if (!native) {
+        print_message("no native bf16 products on this CPU: the rounded-activation run is not made\n");
+        return;
+    }
+    run_engine("cpu", CT_FIXTURE("tiny-nemo"), CT_DTYPE_BF16, r, 0, r->B, r->T, &o);
+    for (int b = 0; b < r->B; b++) {
+        char nm[64];
+        int64_t n, c;
+        snprintf(nm, sizeof nm, "encoder.%d", b);
+        float *e = ref_f32(r, nm, &n, &c);
+        assert_int_equal(o.enc_len[b], n);
+        double err = ct_rel_l2(o.enc + (size_t)b * o.Te * 64, e, (size_t)n * 64);
+        if (!(err > 0 && err <= 1e-2)) fail_msg("clip %d: native bf16 encoder relative L2 %.3g (want (0, 1e-2])", b, err);
+        free(e);
+    }
     free_out(&o, r->B);
 }
 
@@ -316,9 +342,9 @@ static void test_int8_weights(void **state) {
     run_out f32, q8, q8ref, q8base;
     run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &f32);
     const ct_q8_plan all = {.all = CT_Q8_PLAN_SET}; /* every dense layer int8: the kernels on every shape */
-    run_engine_plan("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, &all, &q8);
-    run_engine_plan("cpu-ref", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, &all, &q8ref);
-    run_engine_plan("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 1 /* CT_ISA_BASELINE */,
+    run_engine_opt("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, 0, &all, &q8);
+    run_engine_opt("cpu-ref", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, 0, &all, &q8ref);
+    run_engine_opt("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 1 /* CT_ISA_BASELINE */, 0,
                     &all, &q8base);
     compare_runs("int8 vs fp32", &q8, &f32, r->B, 64, 495, 3e-2, 5e-2, 0.5);
     compare_runs("int8 fast vs reference", &q8, &q8ref, r->B, 64, 495, 1e-2, 3e-2, 0.5);
@@ -373,8 +399,8 @@ static void test_int8_plan(void **state) {
     run_out f32, mixed, all;
     const ct_q8_plan none = {.all = CT_Q8_PLAN_SET};
     run_engine("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_F32, r, 0, r->B, r->T, &f32);
-    run_engine_plan("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, NULL, &mixed);
-    run_engine_plan("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, &none, &all);
+    run_engine_opt("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, 0, NULL, &mixed);
+    run_engine_opt("cpu", CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8, r, 0, r->B, r->T, MAX_NEW, 0, 0, 0, &none, &all);
     double em = 0, ea = 0; /* worst clip, valid frames only */
     for (int i = 0; i < r->B; i++) {
         const size_t off = (size_t)i * f32.Te * 64, ne = (size_t)f32.enc_len[i] * 64;

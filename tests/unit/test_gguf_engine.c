@@ -56,7 +56,7 @@ static void run(const char *model, const ct_safetensors *ref, out *o) {
         memcpy(feats + (size_t)b * T * n_mels, f[b], sizeof(float) * (size_t)len[b] * n_mels);
         free(f[b]);
     }
-    ct_test_engine_run run = {"cpu", model, CT_DTYPE_F32, MAX_NEW, 0, 0, NULL};
+    ct_test_engine_run run = {"cpu", model, CT_DTYPE_F32, MAX_NEW, 0, 0, 0, NULL};
     ct_test_run_engine(&run, feats, len, B, T, n_mels, prompt, P, o->enc_len, &o->Te, &o->d, &o->enc, o->rows);
     free(feats);
 }

@@ -1,7 +1,7 @@
 /* bench_engine — times mel / encoder / decoder of the engine on a checkpoint
  * directory for a batch of white-noise clips with a forced decode length
- * (EOS ignored), and measures OpenBLAS sgemm (and oneDNN's f32 and u8·s8
- * products) in the same run so the encoder's achieved GFLOP/s can be
+ * (EOS ignored), and measures OpenBLAS sgemm (and oneDNN's f32, bf16 and
+ * u8·s8 products) in the same run so the encoder's achieved GFLOP/s can be
  * compared with what the machine's GEMM reaches.
  *
  *   bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch 1] [--seconds 30]
@@ -77,12 +77,15 @@ static double sgemm_gflops(int M, int N, int K, int reps, double *per_cpu_s) {
     return 2.0 * M * N * K / best / 1e9;
 }
 
-/* oneDNN's peak for the same shape: f32 (brgemm) or u8·s8 (VNNI), best of
- * reps, wall GFLOP/s (0 without oneDNN). */
-static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps) {
+/* oneDNN's peak for the same shape: f32 (brgemm), bf16 (AVX512-BF16/AMX
+ * where the CPU has it, emulated elsewhere) or u8·s8 (VNNI), best of reps,
+ * wall GFLOP/s (0 without oneDNN); *per_cpu_s gets GFLOP per process
+ * CPU-second (all threads) of the best run, robust to other load. */
+static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps, double *per_cpu_s) {
+    *per_cpu_s = 0;
     ct_dnnl *d;
     if (!ct_dnnl_built() || ct_dnnl_create(&d) != CT_OK) return 0;
-    const size_t es = kind == CT_DNNL_F32 ? 4 : 1;
+    const size_t es = kind == CT_DNNL_F32 ? 4 : kind == CT_DNNL_BF16 ? 2 : 1;
     unsigned char *a = calloc((size_t)M * K, es), *b = calloc((size_t)N * K, es);
     float *c = malloc(sizeof(float) * (size_t)M * N);
     for (size_t i = 0; i < (size_t)M * K * es; i++) a[i] = (unsigned char)(i * 7);
@@ -91,13 +94,19 @@ static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps) {
         for (size_t i = 0; i < (size_t)M * K; i++) ((float *)(void *)a)[i] = (float)(i % 7) * 0.1f;
     if (kind == CT_DNNL_F32)
         for (size_t i = 0; i < (size_t)N * K; i++) ((float *)(void *)b)[i] = (float)(i % 5) * 0.1f;
-    double best = 1e30;
+    if (kind == CT_DNNL_BF16) /* bf16 of small finite floats */
+        for (size_t i = 0; i < (size_t)M * K; i++) ((uint16_t *)(void *)a)[i] = ct_f32_to_bf16((float)(i % 7) * 0.1f);
+    if (kind == CT_DNNL_BF16)
+        for (size_t i = 0; i < (size_t)N * K; i++) ((uint16_t *)(void *)b)[i] = ct_f32_to_bf16((float)(i % 5) * 0.1f);
+    double best = 1e30, best_cpu = 1e30;
     for (int r = 0; r <= reps; r++) { /* the first makes the primitive */
-        double t = ct_now();
+        double t = ct_now(), tc = ct_cpu_now();
         if (ct_dnnl_matmul(d, kind, c, a, b, M, N, K) != CT_OK) break;
-        t = ct_now() - t;
+        t = ct_now() - t, tc = ct_cpu_now() - tc;
         if (r > 0 && t < best) best = t;
+        if (r > 0 && tc < best_cpu) best_cpu = tc;
     }
+    if (best_cpu < 1e30 && best_cpu > 0) *per_cpu_s = 2.0 * M * N * K / best_cpu / 1e9;
     free(a), free(b), free(c);
     ct_dnnl_free(d);
     return best < 1e30 ? 2.0 * M * N * K / best / 1e9 : 0;
@@ -211,8 +220,16 @@ int main(int argc, char **argv) {
     double dec_bound = (double)ct_decoder_weight_bytes(w) / (bw * 1e9);
     /* oneDNN's peaks on the encoder's FF shape (0 without oneDNN); the
      * dispatch plan only where the CPU backend ran */
-    const double peak_i8 = on_cpu ? dnnl_gflops(CT_DNNL_U8S8, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
-    const double peak_f32 = on_cpu ? dnnl_gflops(CT_DNNL_F32, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3) : 0;
+    double pc_i8 = 0, pc_f32 = 0, pc_bf16 = 0;
+    const double peak_i8 = on_cpu ? dnnl_gflops(CT_DNNL_U8S8, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &pc_i8) : 0;
+    const double peak_f32 = on_cpu ? dnnl_gflops(CT_DNNL_F32, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &pc_f32) : 0;
+    const double peak_bf16 = on_cpu ? dnnl_gflops(CT_DNNL_BF16, batch * Te, w->hp.enc_ff, w->hp.d_enc, 3, &pc_bf16) : 0;
+    /* the encoder against the peak of the product its dtype runs on */
+    const int is_q8 = w->wdtype == CT_DTYPE_Q8, is_bf16 = w->wdtype == CT_DTYPE_BF16 && ct_asr_backend(asr) &&
+                                                         on_cpu && ct_cpu_state_of(ct_asr_backend(asr)) &&
+                                                         ct_cpu_state_of(ct_asr_backend(asr))->dnnl_bf16;
+    const double peak_own = is_q8 ? peak_i8 : is_bf16 ? peak_bf16 : peak_f32;
+    const double pc_own = is_q8 ? pc_i8 : is_bf16 ? pc_bf16 : pc_f32;
     char disp[400] = "(not the cpu backend)";
     if (on_cpu) ct_cpu_dispatch_describe(ct_asr_backend(asr), disp, sizeof disp);
     printf("model %s, weights %s (%.2f GB resident), threads %d, batch %d x %.1f s, %d forced tokens\n", model,
@@ -229,17 +246,22 @@ int main(int argc, char **argv) {
            ct_decoder_weight_bytes(w) / 1e6, bw, bw_cpu, dec_bound * 1e3, dec / tokens / dec_bound);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
            arena / 1e6, peak_rss, rss_after_load);
-    printf("oneDNN peaks on the same shape after the run: u8s8 %.1f, f32 %.1f GFLOP/s; encoder at %.0f%% of the %s "
-           "peak\ndispatch: %s\n",
-           peak_i8, peak_f32, 100.0 * flops / enc / 1e9 / (w->wdtype == CT_DTYPE_Q8 ? peak_i8 : peak_f32),
-           w->wdtype == CT_DTYPE_Q8 ? "int8" : "f32", disp);
+    printf("oneDNN peaks on the same shape after the run: u8s8 %.1f, bf16 %.1f, f32 %.1f GFLOP/s; encoder at %.0f%% "
+           "of the %s peak\ndispatch: %s\n",
+           peak_i8, peak_bf16, peak_f32, 100.0 * flops / enc / 1e9 / peak_own, is_q8 ? "int8" : is_bf16 ? "bf16" : "f32",
+           disp);
+    printf("per CPU-second: oneDNN u8s8 %.1f, bf16 %.1f, f32 %.1f GFLOP; encoder %.1f GFLOP per CPU-s, at %.0f%% of "
+           "its peak per CPU-s\n",
+           pc_i8, pc_bf16, pc_f32, flops / enc_cpu / 1e9, 100.0 * flops / enc_cpu / 1e9 / pc_own);
     printf("{\"device\":\"%s\",\"dtype\":\"%s\",\"batch\":%d,\"seconds\":%.1f,\"tokens\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,"
            "\"decoder_s\":%.4f,\"rtfx\":%.3f,\"encoder_gflops\":%.2f,\"sgemm_gflops\":%.2f,\"encoder_cpu_s\":%.2f,"
            "\"decoder_cpu_s\":%.2f,\"encoder_gflop_per_cpu_s\":%.2f,\"sgemm_gflop_per_cpu_s\":%.2f,\"peak_rss_gib\":%.3f,"
            "\"read_gbs\":%.2f,\"read_gbs_per_cpu\":%.2f,\"decoder_bound_ms\":%.3f,\"dnnl_u8s8_gflops\":%.2f,"
-           "\"dnnl_f32_gflops\":%.2f}\n",
+           "\"dnnl_f32_gflops\":%.2f,\"dnnl_bf16_gflops\":%.2f,\"decoder_ms_per_token\":%.3f,"
+           "\"dnnl_u8s8_gflop_per_cpu_s\":%.2f,\"dnnl_bf16_gflop_per_cpu_s\":%.2f,\"dnnl_f32_gflop_per_cpu_s\":%.2f}\n",
            device, dtype, batch, seconds, tokens, mel, enc, dec, audio / best_total, flops / enc / 1e9, gemm, enc_cpu, dec_cpu,
-           flops / enc_cpu / 1e9, gemm_cpu, peak_rss, bw, bw_cpu, dec_bound * 1e3, peak_i8, peak_f32);
+           flops / enc_cpu / 1e9, gemm_cpu, peak_rss, bw, bw_cpu, dec_bound * 1e3, peak_i8, peak_f32, peak_bf16,
+           1e3 * dec / tokens, pc_i8, pc_bf16, pc_f32);
     for (int b = 0; b < batch; b++) free(clips[b]);
     free(clips), free(ns);
     ct_asr_free(asr);

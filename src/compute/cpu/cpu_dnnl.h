@@ -2,8 +2,9 @@
  * engine and stream per backend, primitives cached by (kind, M, N, K).
  * Computes c = a · wᵀ with a (M,K) row-major, w (N,K) row-major (a plain
  * weight matrix as the checkpoint stores it, used in place) and c (M,N)
- * row-major; no epilogue (the caller's, which needs per-row scales that
- * oneDNN 2.6 cannot apply). Threads: oneDNN's OpenMP runtime, i.e. the
+ * row-major; with an optional fused epilogue (bias, activation, scale,
+ * accumulate) for f32 results; int8's per-row scales stay the caller's
+ * (oneDNN 2.6 cannot apply them). Threads: oneDNN's OpenMP runtime, i.e. the
  * calling thread's omp_get_max_threads(), the pool the backend sized.
  * In a build without oneDNN (CT_DNNL=OFF) ct_dnnl_create fails with
  * CT_ERR_UNSUPPORTED and the backend keeps its OpenBLAS paths. */
@@ -29,6 +30,25 @@ void ct_dnnl_free(ct_dnnl *d);
 /* c (M,N) = a (M,K) · w (N,K)ᵀ in the kind's types. Serialised per ct_dnnl
  * (the cached primitives' memory objects are reused). */
 ct_status ct_dnnl_matmul(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, const void *w, int M, int N, int K);
+
+/* An epilogue oneDNN applies as it stores each tile (f32 results only),
+ * instead of a second pass over c:
+ *   c = [c_old +] alpha · act(a · wᵀ + bias)
+ * bias (N) f32 or NULL; act 0 none, 1 ReLU, 2 SiLU (ct_act's values);
+ * accumulate adds the c already in memory (the residual, when the caller
+ * wants y = residual + ... with residual in y). */
+typedef struct ct_dnnl_epilogue {
+    const float *bias;
+    int act;
+    float alpha;
+    int accumulate;
+} ct_dnnl_epilogue;
+
+/* ct_dnnl_matmul with the epilogue fused (ep NULL: none). The primitive is
+ * cached per (kind, shape, epilogue form); the bias pointer may change
+ * between calls. */
+ct_status ct_dnnl_matmul_ep(ct_dnnl *d, ct_dnnl_kind kind, void *c, const void *a, const void *w, int M, int N, int K,
+                            const ct_dnnl_epilogue *ep);
 
 /* Whether oneDNN has a real (not reference-loop) kernel for the kind on
  * this CPU: CT_OK, or CT_ERR_UNSUPPORTED (no implementation, or only

@@ -77,6 +77,38 @@ ct_status ct_cpu_glu(ct_backend *be, float *y, const float *x, int M, int D) {
     return CT_OK;
 }
 
+/* One 3x3, stride-2, pad-1 plane: y (To,Fo) from x (T,F). The reference's
+ * loops turned inside out so that the innermost runs along an output row
+ * (vectorisable, stride-2 reads): each output still starts from the bias
+ * and adds its taps in the reference's (dt, df) order, skipping the same
+ * padded ones, without FMA contraction (ISO C mode), so it equals
+ * ct_ref_conv2d_s2 bit for bit (test_convs_and_elementwise). */
+CT_VCLONES static void conv3x3_s2_plane(float *restrict y, const float *restrict x, const float *w9, float bias,
+                                        int T, int F, int act) {
+    const int To = (T - 1) / 2 + 1, Fo = (F - 1) / 2 + 1;
+    for (int t = 0; t < To; t++) {
+        float *yr = y + (size_t)t * Fo;
+        for (int f = 0; f < Fo; f++) yr[f] = bias;
+        for (int dt = 0; dt < 3; dt++) {
+            const int ti = 2 * t - 1 + dt;
+            if (ti < 0 || ti >= T) continue;
+            const float *xr = x + (size_t)ti * F;
+            for (int df = 0; df < 3; df++) {
+                const float wv = w9[dt * 3 + df];
+                /* fi = 2f - 1 + df inside [0, F) */
+                const int lim = F - df, f0 = df == 0 ? 1 : 0;
+                const int f1 = lim < 0 ? 0 : lim / 2 + 1 < Fo ? lim / 2 + 1 : Fo;
+#pragma omp simd
+                for (int f = f0; f < f1; f++) yr[f] += wv * xr[2 * f - 1 + df];
+            }
+        }
+        if (act == CT_ACT_RELU)
+            for (int f = 0; f < Fo; f++) yr[f] = yr[f] > 0.0f ? yr[f] : 0.0f;
+        else if (act != CT_ACT_NONE)
+            for (int f = 0; f < Fo; f++) yr[f] = ct_ref_act(yr[f], (ct_act)act);
+    }
+}
+
 ct_status ct_cpu_conv2d_s2(ct_backend *be, float *y, const float *x, const float *w, const float *b, int B,
                            int C, int T, int F, ct_act act) {
     // y (B,C,To,Fo), x (B,T,F), w (C,1,3,3), b (C)
@@ -84,8 +116,8 @@ ct_status ct_cpu_conv2d_s2(ct_backend *be, float *y, const float *x, const float
 #pragma omp parallel for collapse(2) schedule(static)
     for (int bb = 0; bb < B; bb++)
         for (int c = 0; c < C; c++)
-            ct_ref_conv2d_s2(be, y + ((size_t)bb * C + c) * To * Fo, x + (size_t)bb * T * F, w + (size_t)c * 9,
-                             b ? b + c : NULL, 1, 1, T, F, act);
+            conv3x3_s2_plane(y + ((size_t)bb * C + c) * To * Fo, x + (size_t)bb * T * F, w + (size_t)c * 9,
+                             b ? b[c] : 0.0f, T, F, (int)act);
     return CT_OK;
 }
 
@@ -96,8 +128,8 @@ ct_status ct_cpu_dwconv2d_s2(ct_backend *be, float *y, const float *x, const flo
 #pragma omp parallel for collapse(2) schedule(static)
     for (int bb = 0; bb < B; bb++)
         for (int c = 0; c < C; c++)
-            ct_ref_dwconv2d_s2(be, y + ((size_t)bb * C + c) * To * Fo, x + ((size_t)bb * C + c) * T * F,
-                               w + (size_t)c * 9, b ? b + c : NULL, 1, 1, T, F, act);
+            conv3x3_s2_plane(y + ((size_t)bb * C + c) * To * Fo, x + ((size_t)bb * C + c) * T * F, w + (size_t)c * 9,
+                             b ? b[c] : 0.0f, T, F, (int)act);
     return CT_OK;
 }
 

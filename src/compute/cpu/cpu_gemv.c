@@ -110,6 +110,73 @@ T512 INL void block512(const gemv_job *j, int n, const int M, const int NR, cons
         for (int r = 0; r < NR; r++) store(j, m, n + r, _mm512_reduce_add_ps(acc[m][r]));
 }
 
+/* bf16 weights without widening shuffles: 32 weights are one 64-byte load;
+ * as 16 32-bit lanes, each holds an even element in its low half and an odd
+ * one in its high half, so `<< 16` gives the even ones as float32 and
+ * masking the low half the odd ones (two cheap integer ops, where
+ * vpmovzxwd is a cross-lane shuffle that Zen 4 runs at half rate on 512-bit
+ * registers: the bf16 GEMV there was compute-bound at 1.8x its memory
+ * bound). The activations were split per 32-block into [even | odd] once
+ * per call (xs), so each lane multiplies matching elements; only the
+ * summation order differs from block512 (K a multiple of 32). */
+T512 INL void block512_bf16_split(const gemv_job *j, const float *xs, int n, const int M, const int NR) {
+    const size_t K = (size_t)j->K;
+    const uint16_t *w = (const uint16_t *)j->w;
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    __m512 acc[CT_GEMV_MAX_M][4];
+#pragma GCC unroll 4
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; r++) acc[m][r] = _mm512_setzero_ps();
+    for (size_t k = 0; k < K; k += 32) {
+        __m512 we[4], wo[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; r++) {
+            const uint16_t *p = w + (size_t)(n + r) * K + k;
+            /* the same place in the next block's row: a block ahead (NR rows) */
+            _mm_prefetch((const char *)(p + (size_t)NR * K), _MM_HINT_T0);
+            __m512i v = _mm512_loadu_si512((const void *)p);
+            we[r] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+            wo[r] = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
+        }
+#pragma GCC unroll 4
+        for (int m = 0; m < M; m++) {
+            __m512 xe = _mm512_loadu_ps(xs + (size_t)m * K + k), xo = _mm512_loadu_ps(xs + (size_t)m * K + k + 16);
+#pragma GCC unroll 4
+            for (int r = 0; r < NR; r++) acc[m][r] = _mm512_fmadd_ps(xo, wo[r], _mm512_fmadd_ps(xe, we[r], acc[m][r]));
+        }
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; r++) store(j, m, n + r, _mm512_reduce_add_ps(acc[m][r]));
+}
+
+T512 INL void rows512_bf16_split(const gemv_job *j, const float *xs, int n0, int n1, const int M) {
+    int n = n0;
+    for (; n + 4 <= n1; n += 4) block512_bf16_split(j, xs, n, M, 4);
+    for (; n < n1; n++) block512_bf16_split(j, xs, n, M, 1);
+}
+
+T512 static void run512_bf16_split(const gemv_job *j, const float *xs, int n0, int n1) {
+    switch (j->M) {
+    case 1: rows512_bf16_split(j, xs, n0, n1, 1); break;
+    case 2: rows512_bf16_split(j, xs, n0, n1, 2); break;
+    case 3: rows512_bf16_split(j, xs, n0, n1, 3); break;
+    default: rows512_bf16_split(j, xs, n0, n1, CT_GEMV_MAX_M); break;
+    }
+}
+
+/* x (M,K) → xs: per 32-element block, the 16 even elements then the 16 odd. */
+static void split_even_odd(float *xs, const float *x, int M, int K) {
+    for (int m = 0; m < M; m++)
+        for (int k0 = 0; k0 < K; k0 += 32) {
+            const float *src = x + (size_t)m * K + k0;
+            float *dst = xs + (size_t)m * K + k0;
+            for (int i = 0; i < 16; i++) dst[i] = src[2 * i], dst[16 + i] = src[2 * i + 1];
+        }
+}
+
 T512 INL void rows512(const gemv_job *j, int n0, int n1, const int M, const int dt) {
     int n = n0;
     for (; n + 4 <= n1; n += 4) block512(j, n, M, 4, dt);
@@ -237,9 +304,14 @@ T512 static void run512(const gemv_job *j, int n0, int n1, ct_dtype dt) { BY_DTY
 T256 static void run256(const gemv_job *j, int n0, int n1, ct_dtype dt) { BY_DTYPE(rows256, j, n0, n1, dt); }
 static void run_plain(const gemv_job *j, int n0, int n1, ct_dtype dt) { BY_DTYPE(rows_plain, j, n0, n1, dt); }
 
-static void run(ct_cpu_isa isa, const gemv_job *j, int n0, int n1, ct_dtype dt) {
+/* The split bf16 kernel's activations live on the caller's stack: at most
+ * this many floats (M · K: 4 rows of the decoder's 4096-wide FFN). */
+#define SPLIT_MAX_X 16384
+
+static void run(ct_cpu_isa isa, const gemv_job *j, const float *xs, int n0, int n1, ct_dtype dt) {
     if (n0 >= n1) return;
-    if (isa == CT_CPU_ISA_AVX512) run512(j, n0, n1, dt);
+    if (xs) run512_bf16_split(j, xs, n0, n1);
+    else if (isa == CT_CPU_ISA_AVX512) run512(j, n0, n1, dt);
     else if (isa == CT_CPU_ISA_AVX2) run256(j, n0, n1, dt);
     else run_plain(j, n0, n1, dt);
 }
@@ -269,14 +341,21 @@ ct_status ct_gemv(ct_cpu_isa isa, int threads, float *y, const float *x, const c
     /* 2·CT_PAR_MIN weights: even the decoder's d×d projections (1 M weights)
      * are worth two threads (docs/PERFORMANCE.md). */
     if ((size_t)N * K <= 2 * CT_PAR_MIN) nth = 1;
+    float xs_buf[SPLIT_MAX_X];
+    const float *xs = NULL;
+    if (isa == CT_CPU_ISA_AVX512 && w->dtype == CT_DTYPE_BF16 && K > 0 && K % 32 == 0 &&
+        (size_t)M * K <= SPLIT_MAX_X) {
+        split_even_odd(xs_buf, x, M, K);
+        xs = xs_buf;
+    }
     if (nth == 1) {
-        run(isa, &j, 0, N, w->dtype);
+        run(isa, &j, xs, 0, N, w->dtype);
         return CT_OK;
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
     for (int c = 0; c < chunks; c++) {
         int n0 = c * rows, n1 = n0 + rows < N ? n0 + rows : N;
-        run(isa, &j, n0, n1, w->dtype);
+        run(isa, &j, xs, n0, n1, w->dtype);
     }
     return CT_OK;
 }

@@ -140,9 +140,7 @@ static void test_results_equal_golden(void **state) {
         assert_string_equal(ct_file_text(f), buf);
         ct_provenance pv = ct_file_provenance(f);
         assert_string_equal(pv.device, "cpu");
-        /* the default dtype is auto: bf16 on a CPU with native bf16 products, else fp32 */
-        const char *why;
-        assert_string_equal(pv.dtype, ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? "bf16" : "fp32");
+        assert_string_equal(pv.dtype, "fp32");
         assert_string_equal(pv.decode_backend, "ffmpeg");
         json_decref(g);
     }
@@ -166,6 +164,26 @@ static void test_results_equal_golden(void **state) {
     CT_ASSERT_STATUS(ct_transcriber_run(t, paths, 1, &run), CT_ERR_MISUSE);
     assert_null(run);
     assert_non_null(strstr(ct_transcriber_errmsg(t), "closed"));
+    ct_transcriber_free(t);
+}
+
+/* --dtype auto on the CPU: bf16 where the CPU multiplies bf16 natively, else
+ * fp32 (the original's choice everywhere); the provenance says which ran. */
+static void test_auto_dtype_follows_the_cpu(void **state) {
+    (void)state;
+    ct_transcriber_options o = base_options();
+    o.publish = 0;
+    assert_int_equal(o.dtype, CT_PRECISION_AUTO);
+    ct_transcriber *t;
+    CT_ASSERT_OK(ct_transcriber_create(&o, &t));
+    const char *paths[] = {CT_FIXTURE("audio/c1_en_us_3s.wav")};
+    ct_run *run = NULL;
+    CT_ASSERT_OK(ct_transcriber_run(t, paths, 1, &run));
+    const ct_file_result *f = ct_run_file(run, 0);
+    assert_int_equal(ct_file_get_status(f), CT_FILE_COMPLETED);
+    const char *why;
+    assert_string_equal(ct_file_provenance(f).dtype, ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? "bf16" : "fp32");
+    ct_run_free(run);
     ct_transcriber_free(t);
 }
 
@@ -279,6 +297,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_checks),
         cmocka_unit_test(test_results_equal_golden),
+        cmocka_unit_test(test_auto_dtype_follows_the_cpu),
         cmocka_unit_test(test_lazy_model_and_input_errors),
         cmocka_unit_test(test_cancel_rolls_back),
         cmocka_unit_test(test_bf16_batches_fit_their_arenas),

@@ -15,57 +15,27 @@
 #include "asr/generate.h"
 #include "compute/ops.h"
 #include "model/checkpoint.h"
+#include "encoded_fixture.h"
 #include "testutil.h"
 
 enum { B = 2, P = 4, MAXNEW = 6, EOS = 3 };
 
-typedef struct fixture {
-    ct_backend *be;
-    ct_asr_weights w;
-    ct_arena act, ws;
-    float *enc;
-    int enc_len[B], Te;
-} fixture;
+typedef ct_test_encoded fixture;
+_Static_assert(B == CT_TEST_ENC_ROWS, "the fixture encodes CT_TEST_ENC_ROWS rows");
 
 static const char *g_backend = "cpu-ref";
 
 static int on_cuda(void) { return !strcmp(g_backend, "cuda"); }
 
 static void setup(fixture *f) {
-    memset(f, 0, sizeof *f);
-    CT_ASSERT_OK(ct_backend_create(g_backend, NULL, &f->be));
-    ct_checkpoint *ck;
-    CT_ASSERT_OK(ct_checkpoint_open(CT_FIXTURE("tiny-hf"), &ck));
-    CT_ASSERT_OK(ct_asr_weights_from_checkpoint(f->be, ck, ct_backend_act_dtype(f->be), &f->w));
-    ct_checkpoint_free(ck);
+    ct_test_encoded_load(f, g_backend);
     const ct_asr_hparams *hp = &f->w.hp;
-    int T = 120, feat_len[B] = {120, 77}, Smax = P + MAXNEW + 1;
-    CT_ASSERT_OK(ct_backend_arena_create(f->be, 2 * sizeof(float) * B * T * hp->n_mels + ct_encoder_act_bytes(hp, B, T) +
-                                                    8 * ct_decoder_state_bytes(hp, B, ct_encoder_frames(T), Smax),
-                                         &f->act));
-    size_t wse = ct_encoder_ws_bytes(hp, B, T, 8),
-           wsd = ct_decoder_step_bytes(hp, B, Smax, ct_encoder_frames(T), Smax, 8) + sizeof(float) * B * hp->vocab;
-    CT_ASSERT_OK(ct_backend_arena_create(f->be, 2 * (wse > wsd ? wse : wsd), &f->ws));
-    float *feats = malloc(sizeof(float) * B * T * hp->n_mels);
-    unsigned s = 99;
-    for (int i = 0; i < B * T * hp->n_mels; i++) {
-        s = s * 1664525u + 1013904223u;
-        feats[i] = (float)((s >> 8) / 8388608.0 - 1.0);
-    }
-    size_t fb = sizeof(float) * B * T * hp->n_mels;
-    float *dfeats = ct_arena_alloc(&f->act, fb); /* backend memory (the device on cuda) */
-    assert_non_null(dfeats);
-    CT_ASSERT_OK(f->be->ops->to_device(f->be, dfeats, feats, fb));
-    CT_ASSERT_OK(ct_encoder_forward(&f->w, f->be, &f->act, &f->ws, dfeats, feat_len, B, T, &f->enc, f->enc_len, &f->Te));
-    free(feats);
+    const int Te = ct_encoder_frames(CT_TEST_ENC_T);
+    ct_test_encoded_encode(f, 8 * ct_decoder_state_bytes(hp, B, Te, P + MAXNEW + 1),
+                           ct_decoder_step_bytes(hp, B, P + MAXNEW + 1, Te, P + MAXNEW + 1, 8) + sizeof(float) * B * hp->vocab, 2, 99);
 }
 
-static void teardown(fixture *f) {
-    ct_backend_arena_free(f->be, &f->act);
-    ct_backend_arena_free(f->be, &f->ws);
-    ct_asr_weights_free(&f->w);
-    ct_backend_free(f->be);
-}
+static void teardown(fixture *f) { ct_test_encoded_teardown(f); }
 
 static const int32_t PROMPT[P] = {13, 7, 4, 16};
 

@@ -24,7 +24,7 @@
 enum { B = 2, P = 4, MAXNEW = 6 };
 
 typedef ct_test_encoded fixture;
-_Static_assert(B == CT_TEST_ENC_ROWS, "the fixture encodes CT_TEST_ENC_ROWS rows");
+_Static_assert((int)B == (int)CT_TEST_ENC_ROWS, "the fixture encodes CT_TEST_ENC_ROWS rows");
 
 static const char *g_backend = "cpu-ref";
 

@@ -118,14 +118,8 @@ static void test_refusals(void **state) {
 }
 
 int main(void) {
-    ct_backend *be;
-    if (ct_backend_create("cuda", NULL, &be) != CT_OK) {
-        const char *req = getenv("CT_REQUIRE_GPU");
-        int must = req && *req == '1';
-        printf("%s test_asr_cuda_ops: %s\n", must ? "FAIL" : "SKIP", ct_last_error());
-        return must;
-    }
-    ct_backend_free(be);
+    int no_gpu;
+    if (!ct_test_have_gpu("test_asr_cuda_ops", &no_gpu)) return no_gpu;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_simple_attention),

@@ -194,14 +194,8 @@ int main(void) {
         cmocka_unit_test(test_refusals),
     };
     int r = cmocka_run_group_tests_name("cpu-ref", tests, NULL, NULL);
-    ct_backend *be;
-    if (ct_backend_create("cuda", NULL, &be) != CT_OK) {
-        const char *req = getenv("CT_REQUIRE_GPU");
-        int must = req && *req == '1';
-        printf("%s test_generate_device on cuda: %s\n", must ? "FAIL" : "SKIP", ct_last_error());
-        return r ? r : must;
-    }
-    ct_backend_free(be);
+    int no_gpu;
+    if (!ct_test_have_gpu("test_generate_device on cuda", &no_gpu)) return r ? r : no_gpu;
     g_backend = "cuda";
     return r | cmocka_run_group_tests_name("cuda", tests, NULL, NULL);
 }

@@ -111,14 +111,8 @@ static void test_cuda_mel_matches_cpu(void **state) {
 int main(void) {
     const struct CMUnitTest cpu[] = {cmocka_unit_test(test_cpu_has_no_mel_op), cmocka_unit_test(test_clip_checks)};
     int r = cmocka_run_group_tests_name("cpu", cpu, NULL, NULL);
-    ct_backend *be;
-    if (ct_backend_create("cuda", NULL, &be) != CT_OK) {
-        const char *req = getenv("CT_REQUIRE_GPU");
-        int must = req && *req == '1';
-        printf("%s test_mel_device on cuda: %s\n", must ? "FAIL" : "SKIP", ct_last_error());
-        return r ? r : must;
-    }
-    ct_backend_free(be);
+    int no_gpu;
+    if (!ct_test_have_gpu("test_mel_device on cuda", &no_gpu)) return r ? r : no_gpu;
     const struct CMUnitTest gpu[] = {cmocka_unit_test(test_cuda_mel_matches_cpu)};
     return r | cmocka_run_group_tests_name("cuda", gpu, NULL, NULL);
 }

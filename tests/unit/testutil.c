@@ -1,6 +1,7 @@
 /* testutil.c — see testutil.h. */
 #include "testutil.h"
 
+#include "compute/backend.h"
 #include "core/fs.h"
 
 #include <dirent.h>
@@ -159,5 +160,19 @@ int ct_test_near_tie(int clip, const int32_t *ours, int n, const int32_t *ref, i
     if (!(gap < near_tie))
         fail_msg("clip %d: step %d chose %d over the reference's %d, %.3f below it in fp32: not a near tie", clip, k,
                  mine, ref[k], gap);
+    return 0;
+}
+
+int ct_test_have_gpu(const char *what, int *exit_code) {
+    ct_backend *be;
+    if (ct_backend_create("cuda", NULL, &be) == CT_OK) {
+        ct_backend_free(be);
+        *exit_code = 0;
+        return 1;
+    }
+    const char *req = getenv("CT_REQUIRE_GPU");
+    const int must = req && *req == '1';
+    printf("%s %s: %s\n", must ? "FAIL" : "SKIP", what, ct_last_error());
+    *exit_code = must;
     return 0;
 }

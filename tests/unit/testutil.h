@@ -85,4 +85,10 @@ float *ct_test_rnd(uint64_t *state, size_t n);
 int ct_test_near_tie(int clip, const int32_t *ours, int n, const int32_t *ref, int nref, const float *ref_logits,
                      int V, double near_tie);
 
+/* The GPU tests' rule for a machine without CUDA: 1 when the "cuda" backend
+ * can be created; else prints "SKIP <what>: <why>" and sets *exit_code to 0,
+ * or, under CT_REQUIRE_GPU=1 (the GPU machine's test hook: a skip there is a
+ * failure), prints "FAIL ..." and sets it to 1, and returns 0. */
+int ct_test_have_gpu(const char *what, int *exit_code);
+
 #endif

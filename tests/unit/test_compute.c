@@ -285,6 +285,22 @@ static void test_decoder_attention_split(void **state) {
     free(kc), free(vc), free(ek), free(ev), free(q), free(o1), free(o2);
 }
 
+/* The 3x3 stride-2 convs (the subsampling's conv2d with ReLU, the
+ * depthwise one without) on the fast backend equal the reference bit for
+ * bit. *y1, *y2: the two output buffers, (B, C, To, Fo) floats, left for
+ * the caller's further checks; the caller frees them. */
+static void s2_convs_equal(fixture *f, const float *x1, const float *xc, const float *w, const float *b, int B, int C,
+                           int T, int F, float **y1, float **y2) {
+    size_t no = (size_t)B * C * ((T - 1) / 2 + 1) * ((F - 1) / 2 + 1);
+    *y1 = rnd(no), *y2 = rnd(no);
+    CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, *y1, x1, w, b, B, C, T, F, CT_ACT_RELU));
+    CT_ASSERT_OK(f->fast->ops->conv2d_s2(f->fast, *y2, x1, w, b, B, C, T, F, CT_ACT_RELU));
+    assert_memory_equal(*y1, *y2, no * sizeof(float));
+    CT_ASSERT_OK(ct_ref_dwconv2d_s2(f->ref, *y1, xc, w, b, B, C, T, F, CT_ACT_NONE));
+    CT_ASSERT_OK(f->fast->ops->dwconv2d_s2(f->fast, *y2, xc, w, b, B, C, T, F, CT_ACT_NONE));
+    assert_memory_equal(*y1, *y2, no * sizeof(float));
+}
+
 static void test_convs_and_elementwise(void **state) {
     fixture *f = *state;
     /* the 3x3 stride-2 convs at F = 1, 2, 3 and T = 1: the padded edges of
@@ -292,30 +308,18 @@ static void test_convs_and_elementwise(void **state) {
     const int edge[][4] = {{1, 2, 5, 1}, {1, 2, 1, 2}, {1, 3, 4, 3}, {2, 2, 3, 2}};
     for (size_t c = 0; c < sizeof edge / sizeof edge[0]; c++) {
         int B = edge[c][0], C = edge[c][1], T = edge[c][2], F = edge[c][3];
-        size_t no = (size_t)B * C * ((T - 1) / 2 + 1) * ((F - 1) / 2 + 1);
         float *x1 = rnd((size_t)B * T * F), *xc = rnd((size_t)B * C * T * F), *w = rnd((size_t)C * 9), *b = rnd(C);
-        float *y1 = rnd(no), *y2 = rnd(no);
-        CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, y1, x1, w, b, B, C, T, F, CT_ACT_RELU));
-        CT_ASSERT_OK(f->fast->ops->conv2d_s2(f->fast, y2, x1, w, b, B, C, T, F, CT_ACT_RELU));
-        assert_memory_equal(y1, y2, no * sizeof(float));
-        CT_ASSERT_OK(ct_ref_dwconv2d_s2(f->ref, y1, xc, w, b, B, C, T, F, CT_ACT_NONE));
-        CT_ASSERT_OK(f->fast->ops->dwconv2d_s2(f->fast, y2, xc, w, b, B, C, T, F, CT_ACT_NONE));
-        assert_memory_equal(y1, y2, no * sizeof(float));
+        float *y1, *y2;
+        s2_convs_equal(f, x1, xc, w, b, B, C, T, F, &y1, &y2);
         free(x1), free(xc), free(w), free(b), free(y1), free(y2);
     }
     const int dims[][4] = {{1, 3, 9, 8}, {2, 5, 17, 13}, {2, 4, 6, 128}};
     for (size_t c = 0; c < 3; c++) {
         int B = dims[c][0], C = dims[c][1], T = dims[c][2], F = dims[c][3];
-        int To = (T - 1) / 2 + 1, Fo = (F - 1) / 2 + 1;
+        int Fo = (F - 1) / 2 + 1;
         float *x1 = rnd((size_t)B * T * F), *xc = rnd((size_t)B * C * T * F), *w = rnd((size_t)C * 9), *b = rnd(C);
-        size_t no = (size_t)B * C * To * Fo;
-        float *y1 = rnd(no), *y2 = rnd(no);
-        CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, y1, x1, w, b, B, C, T, F, CT_ACT_RELU));
-        CT_ASSERT_OK(f->fast->ops->conv2d_s2(f->fast, y2, x1, w, b, B, C, T, F, CT_ACT_RELU));
-        assert_memory_equal(y1, y2, no * sizeof(float));
-        CT_ASSERT_OK(ct_ref_dwconv2d_s2(f->ref, y1, xc, w, b, B, C, T, F, CT_ACT_NONE));
-        CT_ASSERT_OK(f->fast->ops->dwconv2d_s2(f->fast, y2, xc, w, b, B, C, T, F, CT_ACT_NONE));
-        assert_memory_equal(y1, y2, no * sizeof(float));
+        float *y1, *y2;
+        s2_convs_equal(f, x1, xc, w, b, B, C, T, F, &y1, &y2);
         /* one output of conv2d by hand: y[0][0][1][1] uses x rows 1..3, cols 1..3 */
         CT_ASSERT_OK(ct_ref_conv2d_s2(f->ref, y1, x1, w, b, B, C, T, F, CT_ACT_NONE));
         float acc = b[0];

@@ -25,6 +25,7 @@
 #include "asr/decoder.h"
 #include "compute/cpu/cpu_membw.h"
 #include "core/fs.h"
+#include "bench_util.h"
 
 /* ---- the op table with timers ------------------------------------------- */
 enum { P_MATMUL_DD, P_MATMUL_FF, P_MATMUL_HEAD, P_LN, P_ATTN_SELF, P_ATTN_CROSS, P_KV, P_EMBED, P_ARGMAX, P_OTHER, P_N };
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
-    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    o.weight_dtype = bench_weight_dtype(dtype);
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {
         fprintf(stderr, "bench_decoder: %s\n", ct_last_error());

@@ -20,6 +20,7 @@
 #include "asr/asr.h"
 #include "asr/encoder.h"
 #include "core/fs.h"
+#include "bench_util.h"
 
 enum { P_FF_IN, P_FF_OUT, P_DD, P_POS, P_PW1, P_SUBLIN, P_ATTN, P_LN, P_GLU, P_DW, P_SUBCONV, P_MASK, P_OTHER, P_N };
 static const char *const pnames[P_N] = {"matmul FF in (d->ff, SiLU)", "matmul FF out (ff->d, +res)",
@@ -117,7 +118,7 @@ int main(int argc, char **argv) {
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
-    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    o.weight_dtype = bench_weight_dtype(dtype);
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {
         fprintf(stderr, "bench_encoder: %s\n", ct_last_error());

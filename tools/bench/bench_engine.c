@@ -30,6 +30,7 @@
 #include "compute/cpu/cpu_dnnl.h"
 #include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
+#include "bench_util.h"
 
 static double peak_rss_gb(void) {
     struct rusage ru;
@@ -147,10 +148,7 @@ int main(int argc, char **argv) {
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
     o.device = device;
-    o.weight_dtype = !strcmp(dtype, "bf16")   ? CT_DTYPE_BF16
-                     : !strcmp(dtype, "fp16") ? CT_DTYPE_F16
-                     : !strcmp(dtype, "int8") ? CT_DTYPE_Q8
-                                              : CT_DTYPE_F32;
+    o.weight_dtype = bench_weight_dtype(dtype);
     if (q8_all) o.q8.all = CT_Q8_PLAN_SET; /* every dense layer int8 (the pre-plan behaviour) */
     double t_load = ct_now(), c_load = ct_cpu_now();
     ct_asr *asr;

@@ -16,6 +16,7 @@
 #include "asr/asr.h"
 #include "asr/scheduler.h"
 #include "core/fs.h"
+#include "bench_util.h"
 
 typedef struct {
     ct_asr *asr;
@@ -73,7 +74,7 @@ int main(int argc, char **argv) {
     }
     ct_asr_options o = ct_asr_default_options();
     o.device = device;
-    o.weight_dtype = !strcmp(dtype, "bf16") ? CT_DTYPE_BF16 : !strcmp(dtype, "fp16") ? CT_DTYPE_F16 : CT_DTYPE_F32;
+    o.weight_dtype = bench_weight_dtype(dtype);
     ctx x = {0};
     if (ct_asr_open(model, &o, &x.asr) != CT_OK) {
         fprintf(stderr, "bench_sched: %s\n", ct_last_error());

@@ -25,8 +25,10 @@
 # --cpu-smoke runs steps 2 and 4-7 here on the CPU with the tiny model
 # (tests/fixtures/tiny-product, fp32, a 3-minute corpus, build/bin, the
 # transformers of /work/origenv): every part but the GPU and the build.
-# Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), MODEL, BIN, PB
-# (build-pbench), WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
+# Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), EXTRA_BATCHES (other --batch-size
+# runs after the main one, e.g. "128"), AB_BIN (a second product binary run
+# the same way, for an A/B in one call), MODEL, BIN, PB (build-pbench),
+# WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
 # MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
 set -euo pipefail
 smoke=0
@@ -87,34 +89,40 @@ if [ ! -f "$MODEL/config.json" ]; then
   "$BIN/cohere-transcribe-random-model" --out "$MODEL" --seed 0 > "$WORK/randmodel.log" 2>&1 || { tail -5 "$WORK/randmodel.log"; exit 1; }
 fi
 
-log "product: $DEVICE, benchmark mode $RATE tokens/s, batch $BATCH"
-sampler=
-if command -v nvidia-smi >/dev/null && [ "$DEVICE" = cuda ]; then
-  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$WORK/gpu.csv" 2>/dev/null &
-  sampler=$!
-fi
-cmd=("$BIN/cohere-transcribe" "$WORK/corpus" --model "$MODEL" --device "$DEVICE" --dtype "$DTYPE" --language en
-     --audio-backend "$AUDIO_BACKEND"
-     --batch-size "$BATCH" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
-     --output-dir "$WORK/out" --profile-json "$WORK/product.json" --vad-weights "$PB/silero_vad.onnx")
-echo "${cmd[*]}" > "$WORK/product.cmd"
-t0=$(date +%s.%N)
-rc=0
-"${cmd[@]}" > "$WORK/product.log" 2>&1 || rc=$?
-t1=$(date +%s.%N)
-[ -n "$sampler" ] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
-printf 'product_exit %s\nproduct_start_unix %s\nproduct_end_unix %s\n' "$rc" "$t0" "$t1" > "$WORK/product.time"
-tail -4 "$WORK/product.log"
-[ $rc = 0 ] || echo "product: exit $rc (the table says so)"
+# product, then the engine alone over the same segments: batch $1, into $2,
+# the product binary $3 (default $BIN/cohere-transcribe)
+run_product() {
+  local batch=$1 work=$2 prod=${3:-$BIN/cohere-transcribe}
+  log "product: $DEVICE, benchmark mode $RATE tokens/s, batch $batch"
+  local sampler=
+  if command -v nvidia-smi >/dev/null && [ "$DEVICE" = cuda ]; then
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$work/gpu.csv" 2>/dev/null &
+    sampler=$!
+  fi
+  local cmd=("$prod" "$WORK/corpus" --model "$MODEL" --device "$DEVICE" --dtype "$DTYPE" --language en
+       --audio-backend "$AUDIO_BACKEND"
+       --batch-size "$batch" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
+       --output-dir "$work/out" --profile-json "$work/product.json" --vad-weights "$PB/silero_vad.onnx")
+  echo "${cmd[*]}" > "$work/product.cmd"
+  local t0 t1 rc=0
+  t0=$(date +%s.%N)
+  "${cmd[@]}" > "$work/product.log" 2>&1 || rc=$?
+  t1=$(date +%s.%N)
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
+  printf 'product_exit %s\nproduct_start_unix %s\nproduct_end_unix %s\n' "$rc" "$t0" "$t1" > "$work/product.time"
+  tail -4 "$work/product.log"
+  [ $rc = 0 ] || echo "product: exit $rc (the table says so)"
 
-log "engine alone over the same segments"
-ecmd=("$BIN/bench_product_engine" --model "$MODEL" --profile "$WORK/product.json" --out-dir "$WORK/out"
-      --device "$DEVICE" --dtype "$DTYPE" --threads "$(nproc)" --batch-size "$BATCH" --dump "$WORK/plan")
-echo "${ecmd[*]}" > "$WORK/engine.cmd"
-rc=0
-"${ecmd[@]}" > "$WORK/engine.txt" 2> "$WORK/engine.log" || rc=$?
-echo "engine_exit $rc" >> "$WORK/engine.txt"
-grep -E "rtfx|mismatch" "$WORK/engine.txt" || true
+  log "engine alone over the same segments (batch $batch)"
+  local ecmd=("$BIN/bench_product_engine" --model "$MODEL" --profile "$work/product.json" --out-dir "$work/out"
+        --device "$DEVICE" --dtype "$DTYPE" --threads "$(nproc)" --batch-size "$batch" --dump "$work/plan")
+  echo "${ecmd[*]}" > "$work/engine.cmd"
+  rc=0
+  "${ecmd[@]}" > "$work/engine.txt" 2> "$work/engine.log" || rc=$?
+  echo "engine_exit $rc" >> "$work/engine.txt"
+  grep -E "rtfx|mismatch" "$work/engine.txt" || true
+}
+run_product "$BATCH" "$WORK"
 
 log "transformers baseline over the same batches"
 rc=0
@@ -126,7 +134,31 @@ log "table"
 flag=()
 [ $smoke = 1 ] && flag=(--cpu-smoke)
 python3 tools/device/product_bench_table.py "$WORK" "${flag[@]}" | tee "$OUTDIR/product_bench.txt"
-(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv)
+# EXTRA_BATCHES: the product and the engine alone again at other batch
+# sizes (a user's --batch-size), each with its own table; the transformers
+# baseline stays the one at the original's batches above
+for b in ${EXTRA_BATCHES:-}; do
+  wb="$WORK/batch$b"
+  rm -rf "$wb" && mkdir -p "$wb/plan"
+  cp "$WORK/manifest.json" "$WORK/corpus.log" "$wb/"
+  [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wb/"
+  run_product "$b" "$wb"
+  log "table, batch $b (transformers at batch $BATCH)"
+  python3 tools/device/product_bench_table.py "$wb" "${flag[@]}" | tee "$OUTDIR/product_bench_b$b.txt"
+done
+# AB_BIN: another cohere-transcribe binary (say, built from an earlier
+# commit) over the same corpus at batch $BATCH, after the runs above: an
+# A/B in one call, with its own engine-alone bound as a noise check
+if [ -n "${AB_BIN:-}" ]; then
+  wa="$WORK/ab"
+  rm -rf "$wa" && mkdir -p "$wa/plan"
+  cp "$WORK/manifest.json" "$WORK/corpus.log" "$wa/"
+  [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wa/"
+  run_product "$BATCH" "$wa" "$AB_BIN"
+  log "table, $AB_BIN"
+  python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab.txt"
+fi
+(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab/*.log ./ab/*.txt ./ab/*.json ./ab/*.time ./ab/*.csv)
 if [ "${PREP_AB:-0}" = 1 ]; then
   log "preparation alone: old (sinc, unsplit) vs new (fir, split), bench_prep --ab"
   ab_backend=$AUDIO_BACKEND

@@ -28,6 +28,7 @@
 # Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), EXTRA_BATCHES (other --batch-size
 # runs after the main one, e.g. "128"), AB_BIN (a second product binary run
 # the same way, for an A/B in one call), MODEL, BIN, PB (build-pbench),
+# ALIGN_WORD=1 (a --alignment word run too; ALIGN_EXTRA: its extra options),
 # WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
 # MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
 set -euo pipefail
@@ -64,7 +65,7 @@ if [ $smoke = 0 ]; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$WORK/cmake.log" 2>&1 || { tail -40 "$WORK/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target cohere-transcribe bench_corpus bench_product_engine \
-    cohere-transcribe-random-model bench_prep > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
+    cohere-transcribe-random-model bench_prep bench_align > "$WORK/build.log" 2>&1 || { grep -E 'error|Error' "$WORK/build.log" | head -30; exit 1; }
 fi
 for b in cohere-transcribe bench_corpus bench_product_engine; do
   [ -x "$BIN/$b" ] || { echo "$BIN/$b missing (here: make -j2 -C build $b)"; exit 1; }
@@ -102,7 +103,8 @@ run_product() {
   local cmd=("$prod" "$WORK/corpus" --model "$MODEL" --device "$DEVICE" --dtype "$DTYPE" --language en
        --audio-backend "$AUDIO_BACKEND"
        --batch-size "$batch" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
-       --output-dir "$work/out" --profile-json "$work/product.json" --vad-weights "$PB/silero_vad.onnx")
+       --output-dir "$work/out" --profile-json "$work/product.json" --vad-weights "$PB/silero_vad.onnx"
+       ${PRODUCT_EXTRA:-})
   echo "${cmd[*]}" > "$work/product.cmd"
   local t0 t1 rc=0
   t0=$(date +%s.%N)
@@ -146,6 +148,31 @@ for b in ${EXTRA_BATCHES:-}; do
   log "table, batch $b (transformers at batch $BATCH)"
   python3 tools/device/product_bench_table.py "$wb" "${flag[@]}" | tee "$OUTDIR/product_bench_b$b.txt"
 done
+# ALIGN_WORD=1: the product again with --alignment word over a full-size
+# random MMS-300M aligner (bench_align --make-random, the 31-class
+# vocabulary and tokenizer files of tests/fixtures/tiny-aligner), and the
+# word run's wall against the segment run's above (issue 14's bound: +60 %)
+if [ "${ALIGN_WORD:-0}" = 1 ]; then
+  al=${ALIGNER:-$WORK/aligner} ww="$WORK/word" # ALIGNER: an aligner folder to use instead
+  if [ ! -f "$al/model.safetensors" ]; then
+    "$BIN/bench_align" --make-random "$al" > "$WORK/aligner.log" 2>&1 || { tail -5 "$WORK/aligner.log"; exit 1; }
+    snap=$(ls -d tests/fixtures/tiny-aligner/hub/models--*/snapshots/*)
+    cp "$snap"/vocab.json "$snap"/tokenizer_config.json "$snap"/special_tokens_map.json "$snap"/preprocessor_config.json "$al/"
+  fi
+  rm -rf "$ww" && mkdir -p "$ww/plan"
+  cp "$WORK/manifest.json" "$WORK/corpus.log" "$ww/"
+  PRODUCT_EXTRA="--alignment word --aligner-model $al ${ALIGN_EXTRA:-}" run_product "$BATCH" "$ww"
+  log "table, --alignment word"
+  python3 tools/device/product_bench_table.py "$ww" "${flag[@]}" | tee "$OUTDIR/product_bench_word.txt"
+  python3 - "$WORK/product.time" "$ww/product.time" <<'PY' | tee -a "$OUTDIR/product_bench_word.txt"
+import sys
+def wall(p):
+    d = dict(l.split() for l in open(p))
+    return float(d["product_end_unix"]) - float(d["product_start_unix"])
+s, w = wall(sys.argv[1]), wall(sys.argv[2])
+print(f"word/segment wall: {w:.2f} s / {s:.2f} s = {w / s:.3f} (target <= 1.6: {'met' if w <= 1.6 * s else 'NOT met'})")
+PY
+fi
 # AB_BIN: another cohere-transcribe binary (say, built from an earlier
 # commit) over the same corpus at batch $BATCH, after the runs above: an
 # A/B in one call, with its own engine-alone bound as a noise check
@@ -158,7 +185,7 @@ if [ -n "${AB_BIN:-}" ]; then
   log "table, $AB_BIN"
   python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab.txt"
 fi
-(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab/*.log ./ab/*.txt ./ab/*.json ./ab/*.time ./ab/*.csv)
+(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab/*.log ./ab/*.txt ./ab/*.json ./ab/*.time ./ab/*.csv ./word/*.log ./word/*.txt ./word/*.json ./word/*.time)
 if [ "${PREP_AB:-0}" = 1 ]; then
   log "preparation alone: old (sinc, unsplit) vs new (fir, split), bench_prep --ab"
   ab_backend=$AUDIO_BACKEND

@@ -3,11 +3,12 @@
  * intermediates. Rows are grouped by prompt (the engine takes one prompt per
  * batch); each group of ≤ 1024 rows is one engine call.
  *
- * Features: without dither the engine's own GPU mel runs on the PCM; with
- * dither the CPU mel (asr/mel.h, torch-exact dither) makes the features of
- * the whole batch at once (the dither noise depends on the padded batch, as
- * in transformers) and each group's engine call starts from its rows, so
- * dithered features equal the CPU path's bit for bit. Logits per step are
+ * Features: the engine's own GPU mel runs on the PCM. With dither, the
+ * rows are dithered on the host first (ct_mel_dither: the CPU mel's
+ * torch-exact noise, seeded by each clip's own length, so it does not depend
+ * on the batch), threads over rows, and the GPU mel runs on them: the mel
+ * stays on the GPU (issue 15), and the features are the CPU path's dithered
+ * features up to the GPU mel's own rounding. Logits per step are
  * not kept by the engine: a request with keep_logits is refused. The GPU mel
  * needs ≥ 320 samples (two frames) per clip; shorter clips fail with the
  * engine's message. */
@@ -58,21 +59,15 @@ ct_status ct_asr_gpu_open(const ct_checkpoint *ck, const ct_asr_hparams *hp, ct_
 }
 
 /* One engine call for rows idx[0..n) that share a prompt. */
-typedef struct dithered {
-    const float *feats; /* (B, T, n_mels) for the whole batch, or NULL */
-    const int *len;     /* (B) valid frames */
-    int T;
-} dithered;
-
 static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, const size_t *n_samples, const int *idx,
                            int n, const int32_t *prompt, int P, int max_new, const ct_asr_request *req,
-                           const dithered *dz, ct_asr_result *out) {
+                           ct_asr_result *out) {
     const int M = g->hp->n_mels, D = g->hp->d_enc;
     ct_status s = CT_OK;
     size_t nmax = 0;
     for (int i = 0; i < n; i++)
         if (n_samples[idx[i]] > nmax) nmax = n_samples[idx[i]];
-    int T = dz->feats ? dz->T : ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
+    int T = ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
     const float **pcm = malloc(sizeof(float *) * (size_t)n);
     size_t *ns = malloc(sizeof(size_t) * (size_t)n);
     int *flen = malloc(sizeof(int) * (size_t)n), *elen = malloc(sizeof(int) * (size_t)n);
@@ -94,29 +89,19 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
                          .force_max_new = req->ignore_eos, .row_new = rowlim,
                          .eos = g->eos_id, .pad = g->pad_id};
     ct_gpu_result res = {.tokens = tokens, .n_generated = ngen, .enc_lengths = elen};
-    if (req->dither || req->keep_features) {
+    if (req->keep_features) {
         feats = malloc(sizeof(float) * (size_t)n * T * M);
         if (!feats) {
             s = ct_fail(CT_ERR_OOM, "cuda: features of %d x %d frames", n, T);
             goto done;
         }
     }
-    if (dz->feats) { /* this group's rows of the batch's dithered CPU features */
-        for (int i = 0; i < n; i++) {
-            flen[i] = dz->len[idx[i]];
-            memcpy(feats + (size_t)i * T * M, dz->feats + (size_t)idx[i] * T * M, sizeof(float) * (size_t)T * M);
-        }
-        rq.features = feats;
-        rq.feature_lengths = flen;
-        rq.T_feat = T;
-    } else {
-        rq.pcm = pcm;
-        rq.n_samples = ns;
-        for (int i = 0; i < n; i++) flen[i] = (int)(ns[i] / 160);
-        if (feats) {
-            res.features_out = feats;
-            res.T_feat_cap = T;
-        }
+    rq.pcm = pcm;
+    rq.n_samples = ns;
+    for (int i = 0; i < n; i++) flen[i] = (int)(ns[i] / 160);
+    if (feats) {
+        res.features_out = feats;
+        res.T_feat_cap = T;
     }
     if (req->keep_encoder) {
         enc = malloc(sizeof(float) * ((size_t)n * Te * D + 1));
@@ -188,9 +173,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     int32_t *prompts = malloc(sizeof(int32_t) * (size_t)B * MAX_PROMPT);
     int *plen = malloc(sizeof(int) * (size_t)B), *group = malloc(sizeof(int) * (size_t)B);
     char *done_row = calloc((size_t)B, 1);
-    dithered dz = {NULL, NULL, 0};
-    float *dfeat = NULL;
-    int *dlen = NULL;
+    float *dpcm = NULL, **dclips = NULL; /* the dithered rows, when req->dither */
     if (!out->clips || !prompts || !plen || !group || !done_row) {
         s = ct_fail(CT_ERR_OOM, "asr: batch of %d", B);
         goto done;
@@ -204,26 +187,31 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
         }
         out->audio_seconds += (double)n_samples[b] / 16000.0;
     }
-    if (req->dither) { /* torch-exact dither on the CPU, the whole batch as one (like the CPU path) */
+    if (req->dither) { /* the CPU mel's noise added on the host, rows over threads; the GPU mel does the rest */
         double t0 = ct_now(), c0 = ct_cpu_now();
-        size_t nmax = 0;
+        size_t total = 0;
+        for (int b = 0; b < B; b++) total += n_samples[b];
+        dpcm = malloc(sizeof(float) * (total ? total : 1));
+        dclips = malloc(sizeof(float *) * (size_t)B);
+        if (!dpcm || !dclips) {
+            s = ct_fail(CT_ERR_OOM, "asr: dithered PCM of %zu samples", total);
+            goto done;
+        }
+        size_t off = 0;
+        for (int b = 0; b < B; b++) dclips[b] = dpcm + off, off += n_samples[b];
+        int bad = -1;
+#pragma omp parallel for schedule(dynamic, 1) if (B > 1)
         for (int b = 0; b < B; b++)
-            if (n_samples[b] > nmax) nmax = n_samples[b];
-        int T = ct_gpu_engine_feature_frames(nmax);
-        if ((size_t)T < ct_mel_frames(g->mel, nmax)) {
-            s = ct_fail(CT_ERR_INTERNAL, "cuda: mel frame counts disagree");
+            if (!clips[b] || ct_mel_dither(g->mel, clips[b], n_samples[b], dclips[b]) != CT_OK) {
+#pragma omp critical(ct_asr_gpu_dither)
+                if (bad < 0 || b < bad) bad = b;
+            }
+        if (bad >= 0) {
+            s = clips[bad] ? ct_fail(CT_ERR_OOM, "asr: dither of clip %d", bad)
+                           : ct_fail(CT_ERR_INVALID_ARG, "asr: clip %d has no samples pointer", bad);
             goto done;
         }
-        dfeat = malloc(sizeof(float) * (size_t)B * T * g->hp->n_mels);
-        dlen = malloc(sizeof(int) * (size_t)B);
-        if (!dfeat || !dlen) {
-            s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
-            goto done;
-        }
-        if ((s = ct_mel_compute_batch(g->mel, clips, n_samples, B, 1, dfeat, T, dlen)) != CT_OK) goto done;
-        dz.feats = dfeat;
-        dz.len = dlen;
-        dz.T = T;
+        clips = (const float *const *)dclips;
         out->seconds_mel += ct_now() - t0;
         out->cpu_mel += ct_cpu_now() - c0;
     }
@@ -242,7 +230,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
             goto done;
         }
         int max_new = req->max_new_tokens > 0 && req->max_new_tokens < cap ? req->max_new_tokens : cap;
-        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, &dz, out)) != CT_OK) goto done;
+        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, out)) != CT_OK) goto done;
         b--; /* rows of this prompt beyond MAX_ROWS remain: look at row b again */
     }
 done:
@@ -250,8 +238,8 @@ done:
     free(plen);
     free(group);
     free(done_row);
-    free(dfeat);
-    free(dlen);
+    free(dpcm);
+    free(dclips);
     if (s != CT_OK) ct_asr_result_free(out);
     return s;
 }

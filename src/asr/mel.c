@@ -335,6 +335,22 @@ ct_status ct_mel_check_clips(const ct_mel *m, const float *const *clips, const s
     return bad < batch ? check_clip(m, clips[bad], n[bad], bad) : CT_OK; /* its message */
 }
 
+ct_status ct_mel_dither(const ct_mel *m, const float *x, size_t n, float *out) {
+    const float amp = m->o.dither;
+    if (!(amp > 0.0f)) {
+        if (out != x) memmove(out, x, sizeof(float) * n);
+        return CT_OK;
+    }
+    float *r = out == x ? malloc(sizeof(float) * (n ? n : 1)) : out;
+    if (!r) return ct_fail(CT_ERR_OOM, "mel: dither noise for %zu samples", n);
+    ct_torch_randn((uint64_t)n, n, CT_RANDN_TORCH_AVX2, r);
+    /* two roundings, as ct_mel__signal forms x + amp·y (no FMA: mel.c is
+     * built without it, so the bits are the CPU mel's) */
+    for (size_t i = 0; i < n; i++) out[i] = x[i] + amp * r[i];
+    if (r != out) free(r);
+    return CT_OK;
+}
+
 ct_status ct_mel_compute_batch(ct_mel *m, const float *const *clips, const size_t *n, int batch,
                                int dither, float *out, int T_max, int *valid_frames) {
     if (!m || !clips || !n || !out || batch <= 0 || T_max <= 0)

@@ -81,6 +81,15 @@ ct_status ct_mel_compute_batch(ct_mel *mel, const float *const *clips, const siz
                                int dither, float *out /* (B, T_max, n_mels) */, int T_max,
                                int *valid_frames);
 
+/* The dither alone: out[i] = clip[i] + dither · r[i] in float32, r =
+ * torch.randn(n) from a generator seeded with n (the clip's own length, so
+ * a clip's noise does not depend on its batch): what ct_mel_compute_batch
+ * adds to a clip before pre-emphasis when dither is on. A mel that takes
+ * undithered PCM (the GPU's) gives the dithered features from this PCM, up
+ * to its own rounding. out may be clip (then a noise buffer is allocated).
+ * Thread-safe. */
+ct_status ct_mel_dither(const ct_mel *mel, const float *clip, size_t n, float *out);
+
 /* The checks ct_mel_compute_batch makes on each clip (length limit, NULL,
  * non-finite samples), for callers that compute the features elsewhere
  * (mel_device.c). */

@@ -7,7 +7,7 @@
  * L2 ≤ 1e-2 per clip), texts equal the tokenizer's decoding, logits refused,
  * fp32/fp16 weights refused. In every build: the host side (asr_gpu.c) driven
  * by a scripted engine (ct_gpu_engine_wrap): grouping by prompt, row mapping,
- * stop reasons, texts, kept features/encoder, dithered CPU features. */
+ * stop reasons, texts, kept features/encoder, dithered PCM to the GPU mel. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 
 #include "asr/asr.h"
 #include "asr/asr_gpu.h"
+#include "asr/torch_rng.h"
 #include "compute/gpu_engine.h"
 #include "model/safetensors.h"
 #include "fixture_io.h"
@@ -150,6 +151,7 @@ typedef struct script {
     int got_pcm[8];
     float *features_seen[8]; /* copies of the features a features request carried */
     int T_seen[8];
+    float *pcm_seen[8]; /* copies of a PCM request's rows, one after another */
 } script;
 
 /* What the scripted engine generates for a row of n samples: EOS after k
@@ -177,7 +179,12 @@ static ct_status scripted_run(void *impl, const ct_gpu_request *rq, ct_gpu_resul
     }
     res->T_feat = rq->pcm ? ct_gpu_engine_feature_frames(nmax) : rq->T_feat;
     res->T_enc = ct_gpu_engine_encoder_frames(res->T_feat);
-    if (!rq->pcm) {
+    if (rq->pcm) {
+        size_t total = 0;
+        for (int b = 0; b < rq->batch; b++) total += rq->n_samples[b];
+        float *cp = sc->pcm_seen[c] = malloc(sizeof(float) * (total ? total : 1));
+        for (int b = 0; b < rq->batch; b++) memcpy(cp, rq->pcm[b], sizeof(float) * rq->n_samples[b]), cp += rq->n_samples[b];
+    } else {
         sc->T_seen[c] = rq->T_feat;
         sc->features_seen[c] = malloc(sizeof(float) * (size_t)rq->batch * rq->T_feat * 128);
         memcpy(sc->features_seen[c], rq->features, sizeof(float) * (size_t)rq->batch * rq->T_feat * 128);
@@ -237,16 +244,17 @@ static void test_host_side_with_scripted_engine(void **state) {
     ct_asr_result r;
     CT_ASSERT_STATUS(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r), CT_ERR_UNSUPPORTED);
     assert_int_equal(sc.calls, 0);
-    /* the CPU path's dithered features: the whole batch as one */
-    size_t nmax = 0;
-    for (int i = 0; i < NCLIPS; i++)
-        if (n[i] > nmax) nmax = n[i];
-    int Tall = ct_gpu_engine_feature_frames(nmax), Lall[NCLIPS];
-    float *dfeat = malloc(sizeof(float) * (size_t)NCLIPS * Tall * 128);
-    CT_ASSERT_OK(ct_mel_compute_batch(mel, (const float *const *)clips, n, NCLIPS, 1, dfeat, Tall, Lall));
+    /* what the dither must add to each clip: the CPU mel's noise, 1e-5 ·
+     * torch.randn(n) seeded with the clip's own length (torch_rng.h) */
+    float *dithered[NCLIPS];
+    for (int i = 0; i < NCLIPS; i++) {
+        dithered[i] = malloc(sizeof(float) * n[i]);
+        ct_torch_randn((uint64_t)n[i], n[i], CT_RANDN_TORCH_AVX2, dithered[i]);
+        for (size_t j = 0; j < n[i]; j++) dithered[i][j] = clips[i][j] + 1e-5f * dithered[i][j];
+    }
     /* per-clip budgets, distinct, in an order the prompt grouping scrambles */
     const int budget[NCLIPS] = {3, MAXNEW, 1, 2, MAXNEW - 1, 4};
-    for (int pass = 0; pass < 4; pass++) { /* 0: GPU mel, 1: dither → CPU mel, 2: ignore_eos, 3: + budgets */
+    for (int pass = 0; pass < 4; pass++) { /* 0: GPU mel, 1: dithered PCM → GPU mel, 2: ignore_eos, 3: + budgets */
         memset(&sc, 0, sizeof sc);
         rq.keep_logits = 0;
         rq.keep_features = rq.keep_encoder = 1;
@@ -261,7 +269,7 @@ static void test_host_side_with_scripted_engine(void **state) {
         assert_int_equal(sc.batch[2], 1);
         const int order[NCLIPS] = {0, 2, 4, 1, 5, 3}, call_of[NCLIPS] = {0, 1, 0, 2, 0, 1};
         for (int c = 0; c < 3; c++) {
-            assert_int_equal(sc.got_pcm[c], pass != 1);
+            assert_int_equal(sc.got_pcm[c], 1); /* the mel stays on the GPU, dithered or not */
             int32_t want[64];
             int P;
             CT_ASSERT_OK(ct_tokenizer_prompt(tok, c == 0 ? "en" : c == 1 ? "de" : "fr", 1, want, 64, &P));
@@ -273,7 +281,7 @@ static void test_host_side_with_scripted_engine(void **state) {
         for (int i = 0; i < NCLIPS; i++) {
             const ct_asr_clip *c = &r.clips[i];
             int32_t want[64];
-            int k = scripted_tokens(pass == 1 ? n[i] / 160 * 160 : n[i], pass == 3 ? budget[i] : MAXNEW, pass >= 2, want);
+            int k = scripted_tokens(n[i], pass == 3 ? budget[i] : MAXNEW, pass >= 2, want);
             assert_int_equal(c->n_tokens, k);
             if (pass == 3) assert_int_equal(k, budget[i]);
             assert_memory_equal(c->tokens, want, sizeof(int32_t) * k);
@@ -284,27 +292,23 @@ static void test_host_side_with_scripted_engine(void **state) {
             free(text);
             assert_int_equal(c->feature_frames, (int)(n[i] / 160));
             assert_int_equal(c->encoder_frames, ct_gpu_engine_encoder_frames((int)(n[i] / 160)));
-            float nn = (float)(pass == 1 ? n[i] / 160 * 160 : n[i]);
+            float nn = (float)n[i];
             assert_true(c->encoder[(size_t)1 * 64 + 5] == nn + 1 + 0.001f * 5);
-            const float *mine = dfeat + (size_t)i * Tall * 128;
-            int L = Lall[i];
-            if (pass == 1) { /* dithered features from the CPU mel, given to the engine and kept */
-                assert_memory_equal(c->features, mine, sizeof(float) * (size_t)L * 128);
-                int cl = call_of[i], row = 0;
-                while (order[row] != i) row++;
-                row -= cl == 0 ? 0 : cl == 1 ? 3 : 5;
-                assert_memory_equal(sc.features_seen[cl] + (size_t)row * sc.T_seen[cl] * 128, mine,
-                                    sizeof(float) * (size_t)L * 128);
-                assert_int_equal(sc.T_seen[cl], Tall);
-            } else { /* downloaded from the (scripted) GPU mel */
-                assert_true(c->features[(size_t)2 * 128 + 3] == nn - 2 - 0.01f * 3);
-            }
+            /* the rows the engine got: clip i is row `row` of call `cl` */
+            int cl = call_of[i], row = 0;
+            while (order[row] != i) row++;
+            row -= cl == 0 ? 0 : cl == 1 ? 3 : 5;
+            const float *got = sc.pcm_seen[cl];
+            for (int j = 0; j < row; j++) got += n[order[j + (cl == 0 ? 0 : cl == 1 ? 3 : 5)]];
+            assert_memory_equal(got, pass == 1 ? dithered[i] : clips[i], sizeof(float) * n[i]);
+            if (pass == 1) assert_memory_not_equal(got, clips[i], sizeof(float) * n[i]);
+            /* downloaded from the (scripted) GPU mel */
+            assert_true(c->features[(size_t)2 * 128 + 3] == nn - 2 - 0.01f * 3);
         }
         ct_asr_result_free(&r);
-        for (int c = 0; c < 3; c++) free(sc.features_seen[c]);
+        for (int c = 0; c < 3; c++) free(sc.features_seen[c]), free(sc.pcm_seen[c]);
     }
-    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
-    free(dfeat);
+    for (int i = 0; i < NCLIPS; i++) free(clips[i]), free(dithered[i]);
     ct_mel_free(mel);
     ct_tokenizer_free(tok);
     ct_gpu_engine_free(e);

@@ -324,6 +324,53 @@ static void test_fast_matches_plain(void **state) {
     ct_mel_free(m);
 }
 
+/* ct_mel_dither is the dither of the mel, split off for a mel that takes
+ * undithered PCM (the GPU's): the dithered features equal the undithered
+ * features of the dithered PCM, for a batch of mixed lengths (each clip's
+ * noise seeded by its own length), and the noise is real (the features move
+ * by far more than the tolerance). Also in place. */
+static void test_dither_split_off(void **state) {
+    (void)state;
+    clips_t c;
+    load_clips(&c);
+    ct_mel *m;
+    CT_ASSERT_OK(ct_mel_create(NULL, &m));
+    const int B = 3;
+    size_t lens[3] = {c.n[0], 16000 * 2 + 5, c.n[2]}, nmax = 0;
+    const float *x[3] = {c.clip[0], c.clip[1], c.clip[2]}, *xd[3];
+    float *d[3];
+    for (int b = 0; b < B; b++) {
+        if (lens[b] > nmax) nmax = lens[b];
+        d[b] = malloc(sizeof(float) * lens[b]);
+        CT_ASSERT_OK(ct_mel_dither(m, x[b], lens[b], d[b]));
+        xd[b] = d[b];
+    }
+    int T = (int)ct_mel_frames(m, nmax);
+    size_t ne = (size_t)B * T * 128;
+    float *want = malloc(sizeof(float) * ne), *got = malloc(sizeof(float) * ne), *plain = malloc(sizeof(float) * ne);
+    CT_ASSERT_OK(ct_mel_compute_batch(m, x, lens, B, 1, want, T, NULL));
+    CT_ASSERT_OK(ct_mel_compute_batch(m, xd, lens, B, 0, got, T, NULL));
+    CT_ASSERT_OK(ct_mel_compute_batch(m, x, lens, B, 0, plain, T, NULL));
+    double dd = ct_max_abs_diff(got, want, ne), moved = ct_max_abs_diff(plain, want, ne);
+    print_message("  dithered PCM, undithered mel vs dithered mel: max |d| = %.3g (dither moves them by %.3g)\n", dd,
+                  moved);
+    /* the same two roundings of x + 1e-5·r on both sides: equal bits at the
+     * default flags (mel.c has no FMA contraction); 1e-6 leaves room for a
+     * -march=native build */
+    if (dd > 1e-6) fail_msg("dithered PCM through the undithered mel: %.3g > 1e-6", dd);
+    assert_true(moved > 1e-3);
+    /* in place gives the same samples */
+    float *inplace = malloc(sizeof(float) * lens[1]);
+    memcpy(inplace, x[1], sizeof(float) * lens[1]);
+    CT_ASSERT_OK(ct_mel_dither(m, inplace, lens[1], inplace));
+    assert_memory_equal(inplace, d[1], sizeof(float) * lens[1]);
+    free(inplace);
+    for (int b = 0; b < B; b++) free(d[b]);
+    free(want), free(got), free(plain);
+    free_clips(&c);
+    ct_mel_free(m);
+}
+
 /* Every kernel (AVX-512, AVX2, baseline: those this CPU runs) does the same
  * float/double operations per lane, so all give identical bits. */
 static void test_kernels_agree(void **state) {
@@ -554,6 +601,7 @@ int main(void) {
         cmocka_unit_test(test_features_match_reference),
         cmocka_unit_test(test_fast_matches_plain),
         cmocka_unit_test(test_kernels_agree),
+        cmocka_unit_test(test_dither_split_off),
         cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_silence_matches_reference),
         cmocka_unit_test(test_normalize_fast_matches_plain),

@@ -5,7 +5,10 @@
  * old GPU engine (--device cuda) and the model code over the cuda table
  * (--device cuda-ops) runs the same work through the same entry point.
  *   bench_sched --model DIR [--device cuda-ops] [--dtype bf16] [--clips 500]
- *               [--rows 128] [--runs 2]
+ *               [--rows 128] [--audio-seconds S] [--runs 2]
+ * --rows caps the rows per batch, --audio-seconds the padded audio per batch
+ * (default rows × 35 s): with more rows than the audio cap needs at 35 s,
+ * batches of short clips carry as much audio as batches of long ones.
  * One JSON line per run (the first warms the arenas and GEMM plans). */
 #include <math.h>
 #include <stdint.h>
@@ -58,6 +61,7 @@ static ct_status exec(void *vp, const int *idx, int n) {
 int main(int argc, char **argv) {
     const char *model = NULL, *device = "cuda-ops", *dtype = "bf16";
     int clips = 500, rows = 128, runs = 2;
+    double audio_cap = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--model")) model = argv[i + 1];
         else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
@@ -65,11 +69,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--clips")) clips = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rows")) rows = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--audio-seconds")) audio_cap = atof(argv[i + 1]);
         else model = NULL, i = argc;
     }
-    if (!model || clips < 1 || rows < 1 || runs < 1) {
+    if (!model || clips < 1 || rows < 1 || runs < 1 || !(audio_cap >= 0)) {
         fprintf(stderr, "usage: bench_sched --model DIR [--device D] [--dtype bf16|fp16|fp32] [--clips N] [--rows N] "
-                        "[--runs N]\n");
+                        "[--audio-seconds S] [--runs N]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
@@ -103,7 +108,7 @@ int main(int argc, char **argv) {
         ct_sched_opts so;
         ct_sched_default_options(&so);
         so.max_rows = so.max_rows_limit = rows;
-        so.max_audio_s = rows * 35.0;
+        so.max_audio_s = audio_cap > 0 ? audio_cap : rows * 35.0;
         ct_breaker br;
         ct_breaker_init(&br);
         ct_sched_stats ss;
@@ -111,9 +116,11 @@ int main(int argc, char **argv) {
         double t0 = ct_now();
         ct_status s = ct_sched_run(sec, clips, &so, exec, &x, &br, st, &ss);
         double wall = ct_now() - t0;
-        printf("{\"what\":\"sched\",\"device\":\"%s\",\"run\":%d,\"clips\":%d,\"status\":\"%s\",\"audio_s\":%.1f,"
-               "\"wall_s\":%.3f,\"rtfx\":%.1f,\"tokens\":%ld,\"batches\":%d,\"max_batch\":%d}\n",
-               device, run, clips, ct_status_str(s), audio, wall, audio / wall, x.tokens, ss.batches, ss.max_batch);
+        printf("{\"what\":\"sched\",\"device\":\"%s\",\"run\":%d,\"clips\":%d,\"rows\":%d,\"audio_cap_s\":%.0f,"
+               "\"status\":\"%s\",\"audio_s\":%.1f,\"wall_s\":%.3f,\"rtfx\":%.1f,\"tokens\":%ld,\"batches\":%d,"
+               "\"max_batch\":%d}\n",
+               device, run, clips, rows, so.max_audio_s, ct_status_str(s), audio, wall, audio / wall, x.tokens,
+               ss.batches, ss.max_batch);
         fflush(stdout);
         if (s != CT_OK) {
             fprintf(stderr, "bench_sched: %s\n", ss.first_error);

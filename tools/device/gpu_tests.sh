@@ -75,6 +75,12 @@ if has sched; then
     timeout 150 build-gpu/bin/bench_sched --model /tmp/full --dtype bf16 --device $dev --clips ${SCHED_CLIPS:-500} \
       --runs 2 > "$LOGS/sched-$dev.log" 2>&1 || echo "sched $dev: rc=$?"
     grep -E "^\{" "$LOGS/sched-$dev.log" | tail -1
+    # SCHED_EXTRA: the same clips with other batch caps, e.g. "--rows 512 --audio-seconds 4480"
+    if [ -n "${SCHED_EXTRA:-}" ]; then
+      timeout 150 build-gpu/bin/bench_sched --model /tmp/full --dtype bf16 --device $dev --clips ${SCHED_CLIPS:-500} \
+        --runs 2 $SCHED_EXTRA > "$LOGS/sched-$dev-extra.log" 2>&1 || echo "sched $dev extra: rc=$?"
+      grep -E "^\{" "$LOGS/sched-$dev-extra.log" | tail -1
+    fi
   done
 fi
 if has memcheck; then

@@ -9,6 +9,7 @@
  * then refuses float32 activations on this backend with a clear message,
  * and the wav2vec2 aligner's ops (conv1d, attn_full, ...) do not run here yet.
  * Version 4: the device steps and graph capture of cuda_ops_step.cu.
+ * Version 5: the fused encoder ops of cuda_ops_fused.cu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,9 @@ static const ct_backend_ops cuda_ops = {
     .graph_launch = ct_cuda_graph_launch,
     .graph_free = ct_cuda_graph_free,
     .mel = ct_cuda_op_mel,
+    .layer_norm2 = ct_cuda_op_layer_norm2,
+    .glu_dwconv1d = ct_cuda_op_glu_dwconv1d,
+    .attn_relpos_qkv = ct_cuda_op_attn_relpos_qkv,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

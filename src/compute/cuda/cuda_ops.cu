@@ -117,6 +117,8 @@ ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float 
     if (y.data == x.data && y.dtype != x.dtype)
         return ct_fail(CT_ERR_INVALID_ARG, "cuda layer_norm: in place across element types");
     if (D > 256 * 16) return ct_fail(CT_ERR_UNSUPPORTED, "cuda layer_norm: rows of %d (at most 4096)", D);
+    ct_status ws; /* a warp per row where the width allows (cuda_ops_fused.cu): no block barriers */
+    if (ct_cuda_ln_warp(be, y, x, g, b, M, D, eps, &ws)) return ws;
     cudaStream_t st = ct_cstream(be);
     CT_CUDA_DISPATCH(y.dtype, Y, "layer_norm", CT_CUDA_DISPATCH(x.dtype, X, "layer_norm", {
         if (D <= 256 * 2) k_layer_norm<Y, X, 2><<<M, 256, 0, st>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);

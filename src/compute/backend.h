@@ -312,6 +312,12 @@ typedef struct ct_backend_ops {
      * with q̃, u = 0 and vb = c. out (B,T,H·Dh) act; p as attn_relpos. */
     ct_status (*attn_relpos_qkv)(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
                                  int B, int T, int H, int Dh, ct_arena *ws);
+    /* Page-locked host memory (CUDA: cudaHostAlloc) that to_device copies
+     * from in one transfer, without the staging copy a pageable source
+     * takes: for inputs the caller writes on the host batch after batch
+     * (the mel's PCM). NULL (CPU): plain host memory is what it reads. */
+    ct_status (*host_alloc)(ct_backend *be, size_t bytes, void **ptr);
+    void (*host_free)(ct_backend *be, void *ptr);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -500,6 +500,9 @@ static void test_fused(void **state) {
         int len2[2] = {61, 23}, len3[3] = {40, 0, 17};
         check_glu_dwconv(dt, 2, 61, 320, 9, len2); /* several channel blocks and time tiles */
         check_glu_dwconv(dt, 3, 40, 33, 5, len3);  /* a partial block, an empty row */
+        int len4[3] = {70, 0, 5};
+        check_glu_dwconv(dt, 3, 70, 64, 9, len4); /* kernel 9's register window: masked and empty rows */
+        check_glu_dwconv(dt, 1, 20, 33, 9, len4); /* kernel 9 over an odd channel count: the tile kernel */
         check_relpos_qkv(g_cu_simple, "attn_relpos_qkv simple", dt, 3, 90, 2, 64);
     }
     check_relpos_qkv(g_cu, "attn_relpos_qkv fused", CT_DTYPE_BF16, 3, 150, 2, 64);

@@ -40,7 +40,6 @@ typedef struct ct_cuda_be {
     int *side_host;      /* what each region holds (host copy) */
     size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
-    int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
     int capturing;       /* between graph_begin and graph_end */
     void *stage[2];      /* pinned, CT_STAGE_BYTES each: large uploads (cuda_backend.cu) */
     cudaEvent_t stage_done[2];

@@ -39,7 +39,8 @@
  *    and position from backend memory, the greedy step, and graph capture
  *    (docs/ARCHITECTURE.md, "Decoder steps on the device").
  * 5: fused encoder ops (layer_norm2, glu_dwconv1d, attn_relpos_qkv): each
- *    the composition of earlier entries, in fewer passes over memory. */
+ *    the composition of earlier entries, in fewer passes over memory; and
+ *    page-locked host memory (host_alloc, host_free) for the mel's PCM. */
 #define CT_BACKEND_VERSION 5
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;

@@ -118,38 +118,58 @@ static ct_status subsample_rows(const ct_asr_weights *w, ct_backend *be, ct_aren
 
 typedef struct scratch {
     ct_buf ln, h, q, k, v, att, pos, pp, glu; /* activation type */
+    int fused; /* the backend's fused encoder ops (version 5): fewer passes, same definition */
 } scratch;
 
-static ct_status block(const ct_enc_layer *l, ct_backend *be, ct_arena *ws, const ct_asr_hparams *hp, ct_buf x,
-                       const scratch *s, const int *len, int B, int T) {
+/* One Conformer block. With s->fused (CUDA) the same arithmetic runs as the
+ * version-5 fused entries: s->ln arrives holding LN_ff1(x) (the previous
+ * block's layer_norm2, or the forward's first norm), q̃|k|v come from one
+ * packed GEMM into s->h when the layer has wqkv, GLU + mask + depthwise conv
+ * run as one op, and the block's last norm is fused with the next block's
+ * first (next: that block, or NULL). Without it (the CPU tables) each op
+ * runs on its own, exactly as before. */
+static ct_status block(const ct_enc_layer *l, const ct_enc_layer *next, ct_backend *be, ct_arena *ws,
+                       const ct_asr_hparams *hp, ct_buf x, const scratch *s, const int *len, int B, int T) {
     const int d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, M = B * T;
     const float eps = 1e-5f;
     /* x += 0.5 · FF1(LN(x)) */
-    CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_ff1_g), F32(l->ln_ff1_b), M, d, eps));
+    if (!s->fused) CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_ff1_g), F32(l->ln_ff1_b), M, d, eps));
     CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->ff1_w1, F32(l->ff1_b1), CT_BUF_NONE, 1.0f, CT_ACT_SILU, M, ff, d, ws));
     CT_TRY(ct_op_matmul(be, x, s->h, &l->ff1_w2, F32(l->ff1_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
     /* x += MHSA(LN(x)) */
     CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_att_g), F32(l->ln_att_b), M, d, eps));
-    CT_TRY(ct_op_matmul(be, s->q, s->ln, &l->wq, F32(l->bq), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-    CT_TRY(ct_op_matmul(be, s->k, s->ln, &l->wk, F32(l->bk), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-    CT_TRY(ct_op_matmul(be, s->v, s->ln, &l->wv, F32(l->bv), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
     CT_TRY(ct_op_matmul(be, s->pp, s->pos, &l->wpos, NULL, CT_BUF_NONE, 1.0f, CT_ACT_NONE, 2 * T - 1, d, d, ws));
-    CT_TRY(ct_op_attn_relpos(be, s->att, s->q, s->k, s->v, s->pp, F32(l->pos_u), F32(l->pos_v), len, B, T, H, d / H,
-                             ws));
+    if (s->fused && l->wqkv.data) {
+        CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->wqkv, F32(l->bqkv), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, 3 * d, d, ws));
+        CT_TRY(ct_op_attn_relpos_qkv(be, s->att, s->h, s->pp, F32(l->pos_c), len, B, T, H, d / H, ws));
+    } else {
+        CT_TRY(ct_op_matmul(be, s->q, s->ln, &l->wq, F32(l->bq), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        CT_TRY(ct_op_matmul(be, s->k, s->ln, &l->wk, F32(l->bk), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        CT_TRY(ct_op_matmul(be, s->v, s->ln, &l->wv, F32(l->bv), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+        CT_TRY(ct_op_attn_relpos(be, s->att, s->q, s->k, s->v, s->pp, F32(l->pos_u), F32(l->pos_v), len, B, T, H,
+                                 d / H, ws));
+    }
     CT_TRY(ct_op_matmul(be, x, s->att, &l->wo, F32(l->bo), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
     /* x += Conv(LN(x)): pointwise → GLU → mask → depthwise+BN → SiLU → pointwise */
     CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_conv_g), F32(l->ln_conv_b), M, d, eps));
     CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->pw1_w, F32(l->pw1_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, 2 * d, d, ws));
-    CT_TRY(ct_op_glu(be, s->glu, s->h, M, d));
-    CT_TRY(ct_op_mask_time(be, s->glu, len, B, 1, T, d));
-    CT_TRY(ct_op_dwconv1d(be, s->ln, s->glu, F32(l->dw_w), F32(l->dw_b), B, T, d, hp->conv_kernel, CT_ACT_SILU));
+    if (s->fused) {
+        CT_TRY(ct_op_glu_dwconv1d(be, s->ln, s->h, F32(l->dw_w), F32(l->dw_b), len, B, T, d, hp->conv_kernel,
+                                  CT_ACT_SILU, ws));
+    } else {
+        CT_TRY(ct_op_glu(be, s->glu, s->h, M, d));
+        CT_TRY(ct_op_mask_time(be, s->glu, len, B, 1, T, d));
+        CT_TRY(ct_op_dwconv1d(be, s->ln, s->glu, F32(l->dw_w), F32(l->dw_b), B, T, d, hp->conv_kernel, CT_ACT_SILU));
+    }
     CT_TRY(ct_op_matmul(be, x, s->ln, &l->pw2_w, F32(l->pw2_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
     /* x += 0.5 · FF2(LN(x)); x = LN(x) */
     CT_TRY(ct_op_layer_norm(be, s->ln, x, F32(l->ln_ff2_g), F32(l->ln_ff2_b), M, d, eps));
     CT_TRY(ct_op_matmul(be, s->h, s->ln, &l->ff2_w1, F32(l->ff2_b1), CT_BUF_NONE, 1.0f, CT_ACT_SILU, M, ff, d, ws));
     CT_TRY(ct_op_matmul(be, x, s->h, &l->ff2_w2, F32(l->ff2_b2), x, 0.5f, CT_ACT_NONE, M, d, ff, ws));
-    CT_TRY(ct_op_layer_norm(be, x, x, F32(l->ln_out_g), F32(l->ln_out_b), M, d, eps));
-    return CT_OK;
+    if (s->fused && next)
+        return ct_op_layer_norm2(be, x, s->ln, x, F32(l->ln_out_g), F32(l->ln_out_b), F32(next->ln_ff1_g),
+                                 F32(next->ln_ff1_b), M, d, eps);
+    return ct_op_layer_norm(be, x, x, F32(l->ln_out_g), F32(l->ln_out_b), M, d, eps);
 }
 
 ct_status ct_encoder_forward(const ct_asr_weights *w, ct_backend *be, ct_arena *act, ct_arena *ws,
@@ -178,18 +198,27 @@ ct_status ct_encoder_forward(const ct_asr_weights *w, ct_backend *be, ct_arena *
                               ct_buf_at(x, (size_t)b * T3 * d)));
     }
     scratch s;
+    memset(&s, 0, sizeof s);
+    s.fused = ct_backend_has_fused_encoder(be);
+    /* fused: q̃|k|v (3d wide) go to h, and q, k, v, glu are not needed; the
+     * arena estimate (six d-wide buffers and one ffw-wide, in float32) covers both */
     ALLOC(s.ln, (size_t)M * d, at);
-    ALLOC(s.h, (size_t)M * ffw, at);
-    ALLOC(s.q, (size_t)M * d, at);
-    ALLOC(s.k, (size_t)M * d, at);
-    ALLOC(s.v, (size_t)M * d, at);
+    ALLOC(s.h, (size_t)M * (s.fused && 3 * d > ffw ? 3 * d : ffw), at);
+    if (!s.fused) {
+        ALLOC(s.q, (size_t)M * d, at);
+        ALLOC(s.k, (size_t)M * d, at);
+        ALLOC(s.v, (size_t)M * d, at);
+        ALLOC(s.glu, (size_t)M * d, at);
+    }
     ALLOC(s.att, (size_t)M * d, at);
-    ALLOC(s.glu, (size_t)M * d, at);
     ALLOC(s.pos, (size_t)(2 * T3 - 1) * d, at);
     ALLOC(s.pp, (size_t)(2 * T3 - 1) * d, at);
     CT_TRY(ct_op_pos_relative(be, s.pos, T3, d));
+    if (s.fused) /* the first block's first norm; later ones come from layer_norm2 */
+        CT_TRY(ct_op_layer_norm(be, s.ln, x, F32(w->enc[0].ln_ff1_g), F32(w->enc[0].ln_ff1_b), M, d, 1e-5f));
     for (int i = 0; i < hp->enc_layers; i++) {
-        ct_status st = block(&w->enc[i], be, ws, hp, x, &s, enc_len, B, T3);
+        const ct_enc_layer *next = i + 1 < hp->enc_layers ? &w->enc[i + 1] : NULL;
+        ct_status st = block(&w->enc[i], next, be, ws, hp, x, &s, enc_len, B, T3);
         if (st != CT_OK) return ct_fail_wrap(st, "encoder layer %d", i);
     }
     ct_arena_rewind(act, mark);

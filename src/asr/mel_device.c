@@ -5,6 +5,7 @@
 #include "asr/mel_device.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@ enum { NFFT = 512, WIN = 400, HOP = 160, NB = NFFT / 2 + 1, OFF = (NFFT - WIN) /
 
 void ct_mel_device_free(ct_mel_device *md) {
     if (!md) return;
+    if (md->host && md->host_pinned) md->be->ops->host_free(md->be, md->host);
+    else free(md->host);
     if (md->be) {
         md->be->ops->free(md->be, md->window);
         md->be->ops->free(md->be, md->dft);
@@ -73,37 +76,82 @@ size_t ct_mel_device_ws_bytes(int B, int T, size_t ns) {
            rounded(sizeof(float) * rows * 2 * NB) + 4096;
 }
 
+/* The host buffer for B × ns samples: grown (never shrunk) as batches need. */
+static ct_status host_buffer(ct_mel_device *md, size_t floats) {
+    if (floats <= md->host_floats) return CT_OK;
+    ct_backend *be = md->be;
+    if (md->host_pinned) be->ops->host_free(be, md->host);
+    else free(md->host);
+    md->host = NULL;
+    md->host_floats = 0;
+    md->host_pinned = 0;
+    void *p = NULL;
+    if (be->ops->version >= 5 && be->ops->host_alloc && be->ops->host_free &&
+        be->ops->host_alloc(be, sizeof(float) * floats, &p) == CT_OK) {
+        md->host_pinned = 1;
+    } else {
+        ct_error_clear(); /* no page-locked memory: a plain buffer works too, through staging */
+        p = malloc(sizeof(float) * floats);
+        if (!p) return ct_fail(CT_ERR_OOM, "mel: PCM of %zu samples", floats);
+    }
+    md->host = p;
+    md->host_floats = floats;
+    return CT_OK;
+}
+
+/* dst = src and whether every sample is within ±2^50: the test of
+ * ct_mel_check_clips (asr/mel.c), made in the same pass as the copy */
+static int copy_checked(float *dst, const float *src, size_t n) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, src + i, 4);
+        bad |= (uint32_t)((u & 0x7f800000u) >= ((127u + 50u) << 23));
+        dst[i] = src[i];
+    }
+    return bad == 0;
+}
+
 ct_status ct_mel_device_compute(ct_mel_device *md, const float *const *clips, const size_t *n, int B, int T,
                                 float *feats, int *valid, ct_arena *ws) {
     ct_backend *be = md->be;
-    CT_TRY(ct_mel_check_clips(md->mel, clips, n, B));
     size_t ns = 0;
-    for (int b = 0; b < B; b++)
+    int cheap_bad = 0; /* what needs no pass over the samples: sizes, missing clips */
+    for (int b = 0; b < B; b++) {
         if (n[b] > ns) ns = n[b];
+        if (n[b] > 0 && !clips[b]) cheap_bad = 1;
+    }
+    if (cheap_bad || ns > ct_mel_max_samples(md->mel)) return ct_mel_check_clips(md->mel, clips, n, B);
     if (ns > (size_t)1 << 30) return ct_fail(CT_ERR_LIMIT, "mel: %zu samples", ns);
+    CT_TRY(host_buffer(md, (size_t)B * (ns ? ns : 1)));
     int *ni = malloc(sizeof(int) * (size_t)B);
     if (!ni) return ct_fail(CT_ERR_OOM, "mel: batch");
     size_t mark = ct_arena_mark(ws);
     float *pcm = ct_arena_alloc(ws, sizeof(float) * (size_t)B * (ns ? ns : 1));
     ct_status s = pcm ? CT_OK : ct_fail_wrap(CT_ERR_OOM, "mel: PCM of %d x %zu samples", B, ns);
     /* one upload of the padded batch, gathered on the host by several
-     * threads: per-clip uploads of ~2 MB each ran at a few GB/s. Rows are
-     * padded to ns; the op reads only the first n[b] samples of each. */
-    float *host = s == CT_OK ? malloc(sizeof(float) * (size_t)B * (ns ? ns : 1)) : NULL;
-    if (s == CT_OK && !host) s = ct_fail(CT_ERR_OOM, "mel: PCM of %d x %zu samples", B, ns);
+     * threads, the clip check (finite, within ±2^50) in the same pass: rows
+     * are padded to ns; the op reads only the first n[b] samples of each */
+    float *host = md->host;
+    int bad = 0;
     if (s == CT_OK) {
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
         for (int b = 0; b < B; b++) {
-            if (n[b]) memcpy(host + (size_t)b * ns, clips[b], sizeof(float) * n[b]);
+            if (n[b] && !copy_checked(host + (size_t)b * ns, clips[b], n[b])) bad |= 1;
             memset(host + (size_t)b * ns + n[b], 0, sizeof(float) * (ns - n[b]));
         }
+        if (bad) { /* the first failing clip's message, as the CPU mel gives it */
+            s = ct_mel_check_clips(md->mel, clips, n, B);
+            if (s == CT_OK) s = ct_fail(CT_ERR_INTERNAL, "mel: a clip failed the sample check");
+        }
+    }
+    if (s == CT_OK) {
         for (int b = 0; b < B; b++) {
             ni[b] = (int)n[b];
             valid[b] = (int)(n[b] / HOP);
         }
         s = be->ops->to_device(be, pcm, host, sizeof(float) * (size_t)B * ns);
     }
-    free(host);
     if (s == CT_OK) s = be->ops->mel(be, feats, pcm, ni, valid, B, (int)ns, T, md->n_mels, md->window, md->dft, md->fbT, ws);
     ct_arena_rewind(ws, mark);
     free(ni);

@@ -15,6 +15,13 @@ typedef struct ct_mel_device {
     const ct_mel *mel; /* the CPU mel the tables come from (its checks too) */
     float *window, *dft, *fbT; /* backend memory: (400), (400, 514), (257, M) */
     int n_mels;
+    /* the padded PCM batch on the host, kept from batch to batch (a fresh
+     * 245 MB buffer at 128 × 30 s cost its page faults every batch): in
+     * page-locked memory where the backend has it (host_alloc), so that
+     * the upload is one transfer */
+    float *host;
+    size_t host_floats;
+    int host_pinned;
 } ct_mel_device;
 
 /* NULL *out (and CT_OK) where the backend has no mel op or the CPU mel's

@@ -4,6 +4,7 @@
  * shapes: MODEL.md "Checkpoint layouts". */
 #include "asr/weights.h"
 
+#include "compute/ops.h"
 #include "compute/quant.h"
 
 #include <math.h>
@@ -239,6 +240,8 @@ static ct_status check_hparams(const ct_asr_hparams *hp) {
     return CT_OK;
 }
 
+static ct_status pack_qkv(loader *L, const ct_asr_hparams *hp, ct_enc_layer *e);
+
 static ct_status load_encoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparams *hp, int i, ct_enc_layer *e) {
     char p[128], nm[256];
     const int64_t d = hp->d_enc, ff = hp->enc_ff, H = hp->enc_heads, Dh = d / H;
@@ -262,6 +265,56 @@ static ct_status load_encoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     CT_TRY(linear(L, KD(ENC_FF1), &e->ff2_w1, &e->ff2_b1, NAME("%s.feed_forward2.linear1", p), ff, d, 0, 1));
     CT_TRY(linear(L, KD(ENC_FF2), &e->ff2_w2, &e->ff2_b2, NAME("%s.feed_forward2.linear2", p), d, ff, 0, 1));
     CT_TRY(norm(L, &e->ln_out_g, &e->ln_out_b, NAME("%s.norm_out", p), d));
+    return pack_qkv(L, hp, e);
+}
+
+/* The packed attention projection of a backend with the fused encoder ops
+ * (weights.h): the three weights copied once into one (3d, d) tensor on the
+ * backend, so that one GEMM makes q̃|k|v in the fused attention's layout,
+ * and u folded into the q bias, as attn_relpos_qkv defines. The CPU tables
+ * lack those ops and keep their three products (and float32 results). */
+static ct_status pack_qkv(loader *L, const ct_asr_hparams *hp, ct_enc_layer *e) {
+    ct_backend *be = L->be;
+    const int64_t d = hp->d_enc, H = hp->enc_heads;
+    if (!ct_backend_has_fused_encoder(be)) return CT_OK;
+    if (e->wq.dtype != e->wk.dtype || e->wq.dtype != e->wv.dtype || e->wq.dtype == CT_DTYPE_Q8 || !e->bq.data ||
+        !e->bk.data || !e->bv.data)
+        return CT_OK;
+    const size_t part = e->wq.nbytes;
+    ct_tensor w;
+    CT_TRY(ct_tensor_alloc(be, e->wq.dtype, 2, DIMS(3 * d, d), &w));
+    ct_tensor *src[3] = {&e->wq, &e->wk, &e->wv};
+    ct_status s = CT_OK;
+    for (int i = 0; i < 3 && s == CT_OK; i++) s = be->ops->copy(be, (char *)w.data + (size_t)i * part, src[i]->data, part);
+    float *h = malloc(sizeof(float) * 6 * (size_t)d); /* bq bk bv u vb, then vb − u */
+    if (!h && s == CT_OK) s = ct_fail(CT_ERR_OOM, "packed attention projection");
+    const ct_tensor *vec[5] = {&e->bq, &e->bk, &e->bv, &e->pos_u, &e->pos_v};
+    for (int i = 0; i < 5 && s == CT_OK; i++) s = be->ops->to_host(be, h + (size_t)i * d, vec[i]->data, sizeof(float) * d);
+    if (s == CT_OK) {
+        for (int64_t j = 0; j < d; j++) {
+            h[5 * d + j] = h[4 * d + j] - h[3 * d + j]; /* c = vb − u */
+            h[j] += h[3 * d + j];                       /* bq + u */
+        }
+        s = ct_tensor_upload(be, CT_DTYPE_F32, h, CT_DTYPE_F32, 1, DIMS(3 * d), &e->bqkv);
+    }
+    if (s == CT_OK) s = ct_tensor_upload(be, CT_DTYPE_F32, h + 5 * d, CT_DTYPE_F32, 2, DIMS(H, d / H), &e->pos_c);
+    if (s == CT_OK) s = be->ops->synchronize(be); /* the copies are done before their sources go */
+    free(h);
+    if (s != CT_OK) {
+        ct_tensor_release(&w);
+        ct_tensor_release(&e->bqkv);
+        ct_tensor_release(&e->pos_c);
+        return ct_fail_wrap(s, "packed attention projection");
+    }
+    for (int i = 0; i < 3; i++) { /* the separate weights become views of the packed rows */
+        ct_tensor v = *src[i];
+        ct_tensor_release(src[i]);
+        v.data = (char *)w.data + (size_t)i * part;
+        v.owner = NULL;
+        *src[i] = v;
+    }
+    e->wqkv = w;
+    L->bytes += e->bqkv.nbytes + e->pos_c.nbytes; /* the packed weight replaces the three */
     return CT_OK;
 }
 
@@ -362,7 +415,7 @@ static void release_span(ct_tensor *first, ct_tensor *last) {
 void ct_asr_weights_free(ct_asr_weights *w) {
     if (!w) return;
     if (w->enc)
-        for (int i = 0; i < w->hp.enc_layers; i++) release_span(&w->enc[i].ln_ff1_g, &w->enc[i].ln_out_b);
+        for (int i = 0; i < w->hp.enc_layers; i++) release_span(&w->enc[i].ln_ff1_g, &w->enc[i].pos_c);
     if (w->dec)
         for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].fc2_b);
     free(w->enc);

@@ -51,6 +51,12 @@ typedef struct ct_enc_layer {
     ct_tensor ln_conv_g, ln_conv_b, pw1_w, pw1_b, dw_w, dw_b, pw2_w, pw2_b; /* dw: BN folded, (d,K) */
     ct_tensor ln_ff2_g, ln_ff2_b, ff2_w1, ff2_b1, ff2_w2, ff2_b2;
     ct_tensor ln_out_g, ln_out_b;
+    /* Where the backend has the fused encoder ops (compute/backend.h,
+     * version 5; not the CPU): the attention's one packed projection,
+     * wqkv (3d, d) = [wq; wk; wv] (wq, wk, wv are then views of its rows),
+     * bqkv (3d) = [bq + pos_u | bk | bv], pos_c (H, Dh) = pos_v − pos_u
+     * (attn_relpos_qkv's layout). Empty elsewhere. */
+    ct_tensor wqkv, bqkv, pos_c;
 } ct_enc_layer;
 
 typedef struct ct_dec_layer {

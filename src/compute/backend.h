@@ -37,8 +37,11 @@
  *    "Activation dtypes"); model code calls them through compute/ops.h.
  * 4: decoding steps on the device: the step ops that read their token ids
  *    and position from backend memory, the greedy step, and graph capture
- *    (docs/ARCHITECTURE.md, "Decoder steps on the device"). */
-#define CT_BACKEND_VERSION 4
+ *    (docs/ARCHITECTURE.md, "Decoder steps on the device").
+ * 5: fused encoder ops (layer_norm2, glu_dwconv1d, attn_relpos_qkv): each
+ *    the composition of earlier entries, in fewer passes over memory; and
+ *    page-locked host memory (host_alloc, host_free) for the mel's PCM. */
+#define CT_BACKEND_VERSION 5
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -287,6 +290,35 @@ typedef struct ct_backend_ops {
      * NULL (CPU): the caller runs asr/mel.c on the host. */
     ct_status (*mel)(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
                      int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws);
+
+    /* ---- version 5: fused encoder ops --------------------------------------
+     * Each is defined as the composition of earlier entries written beside
+     * it; a backend fills them where one pass over memory beats several
+     * (CUDA). NULL (the CPU tables): the encoder runs the composition, so the
+     * CPU's float32 results do not change. References: ct_ref_layer_norm2,
+     * ct_ref_glu_dwconv1d, ct_ref_attn_relpos_qkv (compute/ref/ops_ref.h).
+     *
+     * y (f32) = LN1(x (f32)), then z (act) = LN2(y): one layer's last norm
+     * and the next layer's first. y may equal x. (M, D) each. */
+    ct_status (*layer_norm2)(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                             const float *g2, const float *b2, int M, int D, float eps);
+    /* The conv module's middle: y (B,T,C) = act(dwconv1d(mask_time(glu(x)),
+     * len)), x (B,T,2C) the first pointwise conv's output, w (C,K), b (C)
+     * BatchNorm folded, len (B) host; y, x act, y ≠ x. */
+    ct_status (*glu_dwconv1d)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len,
+                              int B, int T, int C, int K, ct_act act, ct_arena *ws);
+    /* attn_relpos over one packed projection: qkv (B,T,3·H·Dh) act holds
+     * [q̃ | k | v] per row with q̃ = q + u, and c (H,Dh) f32 = vb − u, so
+     * that (q+u)·k + (q+vb)·p = q̃·k + (q̃+c)·p: the result of attn_relpos
+     * with q̃, u = 0 and vb = c. out (B,T,H·Dh) act; p as attn_relpos. */
+    ct_status (*attn_relpos_qkv)(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
+                                 int B, int T, int H, int Dh, ct_arena *ws);
+    /* Page-locked host memory (CUDA: cudaHostAlloc) that to_device copies
+     * from in one transfer, without the staging copy a pageable source
+     * takes: for inputs the caller writes on the host batch after batch
+     * (the mel's PCM). NULL (CPU): plain host memory is what it reads. */
+    ct_status (*host_alloc)(ct_backend *be, size_t bytes, void **ptr);
+    void (*host_free)(ct_backend *be, void *ptr);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -158,6 +158,7 @@ int ct_backend_has_graphs(const ct_backend *be) {
     return HAS_V4(graph_begin) && HAS_V4(graph_end) && HAS_V4(graph_launch) && HAS_V4(graph_free);
 }
 
+/* a missing version-4 or later entry */
 static ct_status no_v4(const ct_backend *be, const char *op) {
     return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: no %s (table version %d)", be->ops->name, op, be->ops->version);
 }
@@ -184,4 +185,29 @@ ct_status ct_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf log
     if (!HAS_V4(greedy_step)) return no_v4(be, "greedy_step");
     if (logits.dtype != CT_DTYPE_F32) return ct_fail(CT_ERR_UNSUPPORTED, "greedy_step: logits must be float32");
     return be->ops->greedy_step(be, g, logits, n, V);
+}
+
+/* ---- version 5 ------------------------------------------------------------ */
+#define HAS_V5(e) (be->ops->version >= 5 && be->ops->e)
+
+int ct_backend_has_fused_encoder(const ct_backend *be) {
+    return HAS_V5(layer_norm2) && HAS_V5(glu_dwconv1d) && HAS_V5(attn_relpos_qkv);
+}
+
+ct_status ct_op_layer_norm2(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                            const float *g2, const float *b2, int M, int D, float eps) {
+    if (!HAS_V5(layer_norm2)) return no_v4(be, "layer_norm2");
+    return be->ops->layer_norm2(be, y, z, x, g1, b1, g2, b2, M, D, eps);
+}
+
+ct_status ct_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len, int B,
+                             int T, int C, int K, ct_act act, ct_arena *ws) {
+    if (!HAS_V5(glu_dwconv1d)) return no_v4(be, "glu_dwconv1d");
+    return be->ops->glu_dwconv1d(be, y, x, w, b, len, B, T, C, K, act, ws);
+}
+
+ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len, int B,
+                                int T, int H, int Dh, ct_arena *ws) {
+    if (!HAS_V5(attn_relpos_qkv)) return no_v4(be, "attn_relpos_qkv");
+    return be->ops->attn_relpos_qkv(be, out, qkv, p, c, len, B, T, H, Dh, ws);
 }

@@ -83,6 +83,18 @@ ct_status ct_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf log
 int ct_backend_has_device_steps(const ct_backend *be);
 int ct_backend_has_graphs(const ct_backend *be);
 
+/* Version 5 (backend.h): fused encoder ops. A backend without them refuses
+ * (CT_ERR_UNSUPPORTED); the encoder then runs their compositions.
+ * layer_norm2: y f32 (may equal x), z act, x f32. glu_dwconv1d: y, x act.
+ * attn_relpos_qkv: out, qkv, p act; c f32. */
+int ct_backend_has_fused_encoder(const ct_backend *be);
+ct_status ct_op_layer_norm2(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                            const float *g2, const float *b2, int M, int D, float eps);
+ct_status ct_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len, int B,
+                             int T, int C, int K, ct_act act, ct_arena *ws);
+ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len, int B,
+                                int T, int H, int Dh, ct_arena *ws);
+
 /* Bytes of n elements of the buffer's type. */
 static inline size_t ct_buf_bytes(ct_buf b, size_t n) { return n * ct_dtype_size(b.dtype); }
 /* The buffer advanced by n elements. */

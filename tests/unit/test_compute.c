@@ -584,8 +584,53 @@ static void test_bias_act_silu_lanes(void **state) {
     }
 }
 
+/* The version-5 fused references (ref_fused.c) against the ops they fuse:
+ * the LN pair and GLU + mask + depthwise conv are those compositions, bit
+ * for bit; attention over the packed q̃|k|v with q̃ = q + u and c = vb − u
+ * is attn_relpos with u and vb, up to the rounding of the sums. */
+static void test_fused_refs(void **state) {
+    fixture *f = *state;
+    const int B = 2, T = 19, H = 2, Dh = 8, D = H * Dh, K = 5;
+    const size_t n = (size_t)B * T * D;
+    int len[2] = {T, 11};
+    /* layer_norm2 = layer_norm, then layer_norm of its output */
+    float *x = rnd(n), *g1 = rnd(D), *b1 = rnd(D), *g2 = rnd(D), *b2 = rnd(D);
+    float *y = malloc(sizeof(float) * n), *z = malloc(sizeof(float) * n), *y2 = malloc(sizeof(float) * n),
+          *z2 = malloc(sizeof(float) * n);
+    CT_ASSERT_OK(ct_ref_layer_norm2(f->ref, ct_buf_f32(y), ct_buf_f32(z), ct_buf_f32(x), g1, b1, g2, b2, B * T, D, 1e-5f));
+    CT_ASSERT_OK(ct_ref_layer_norm(f->ref, y2, x, g1, b1, B * T, D, 1e-5f));
+    CT_ASSERT_OK(ct_ref_layer_norm(f->ref, z2, y2, g2, b2, B * T, D, 1e-5f));
+    assert_memory_equal(y, y2, sizeof(float) * n);
+    assert_memory_equal(z, z2, sizeof(float) * n);
+    /* glu_dwconv1d = glu, mask_time, dwconv1d */
+    float *h = rnd(2 * n), *w = rnd((size_t)D * K), *b = rnd(D), *gl = malloc(sizeof(float) * n);
+    CT_ASSERT_OK(ct_ref_glu_dwconv1d(f->ref, ct_buf_f32(y), ct_buf_f32(h), w, b, len, B, T, D, K, CT_ACT_SILU, &f->ws));
+    CT_ASSERT_OK(ct_ref_glu(f->ref, gl, h, B * T, D));
+    CT_ASSERT_OK(ct_ref_mask_time(f->ref, gl, len, B, 1, T, D));
+    CT_ASSERT_OK(ct_ref_dwconv1d(f->ref, y2, gl, w, b, B, T, D, K, CT_ACT_SILU));
+    assert_memory_equal(y, y2, sizeof(float) * n);
+    /* attn_relpos_qkv on [q + u | k | v] with c = vb − u */
+    float *q = rnd(n), *k = rnd(n), *v = rnd(n), *p = rnd((size_t)(2 * T - 1) * D), *u = rnd(D), *vb = rnd(D);
+    float *qkv = malloc(sizeof(float) * 3 * n), *c = malloc(sizeof(float) * D);
+    for (size_t r = 0; r < (size_t)B * T; r++)
+        for (int e = 0; e < D; e++) {
+            qkv[r * 3 * D + e] = q[r * D + e] + u[e];
+            qkv[r * 3 * D + D + e] = k[r * D + e];
+            qkv[r * 3 * D + 2 * D + e] = v[r * D + e];
+        }
+    for (int e = 0; e < D; e++) c[e] = vb[e] - u[e];
+    CT_ASSERT_OK(ct_ref_attn_relpos_qkv(f->ref, ct_buf_f32(y), ct_buf_f32(qkv), ct_buf_f32(p), c, len, B, T, H, Dh,
+                                        &f->ws));
+    CT_ASSERT_OK(ct_ref_attn_relpos(f->ref, y2, q, k, v, p, u, vb, len, B, T, H, Dh, &f->ws));
+    CHECK_CLOSE(y, y2, n, 1e-5);
+    assert_int_equal(f->ws.used, 0);
+    free(x), free(g1), free(b1), free(g2), free(b2), free(y), free(z), free(y2), free(z2);
+    free(h), free(w), free(b), free(gl), free(q), free(k), free(v), free(p), free(u), free(vb), free(qkv), free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fused_refs),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_bf16_fused),
         cmocka_unit_test(test_bias_act_silu_lanes),

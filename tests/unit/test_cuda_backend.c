@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compute/ops.h"
+#include "compute/ref/ops_ref.h"
 #include "core/dtype.h"
 #include "testutil.h"
 
@@ -427,6 +428,88 @@ static void test_relpos(void **state) {
     check_relpos(g_cu, "attn_relpos (head 24: simple)", CT_DTYPE_BF16, 2, 33, 2, 24);
 }
 
+/* ---- version 5: the fused encoder ops against their reference compositions */
+static void check_layer_norm2(ct_dtype dt, int M, int D) {
+    float *x = rnd(CT_DTYPE_F32, (size_t)M * D, 2.f), *g1 = rnd(CT_DTYPE_F32, D, 1.f), *b1 = rnd(CT_DTYPE_F32, D, 1.f);
+    float *g2 = rnd(CT_DTYPE_F32, D, 1.f), *b2 = rnd(CT_DTYPE_F32, D, 1.f);
+    float *yr = malloc(sizeof(float) * (size_t)M * D), *zr = malloc(sizeof(float) * (size_t)M * D);
+    CT_ASSERT_OK(ct_ref_layer_norm2(g_ref, ct_buf_f32(yr), ct_buf_f32(zr), ct_buf_f32(x), g1, b1, g2, b2, M, D, 1e-5f));
+    ct_buf dx = dput(CT_DTYPE_F32, x, (size_t)M * D), dz = dpoison(dt, (size_t)M * D);
+    float *dg1 = dvec(g1, D), *db1 = dvec(b1, D), *dg2 = dvec(g2, D), *db2 = dvec(b2, D);
+    /* in place, as the encoder calls it: y = x */
+    CT_ASSERT_OK(ct_op_layer_norm2(g_cu, dx, dz, dx, dg1, db1, dg2, db2, M, D, 1e-5f));
+    float *gy = dget(dx, (size_t)M * D), *gz = dget(dz, (size_t)M * D);
+    char what[64];
+    snprintf(what, sizeof what, "layer_norm2 y %dx%d", M, D);
+    expect_close(what, CT_DTYPE_F32, gy, yr, (size_t)M * D, 2e-5);
+    snprintf(what, sizeof what, "layer_norm2 z %dx%d", M, D);
+    expect_close(what, dt, gz, zr, (size_t)M * D, tol_for(dt));
+    free(gy), free(gz), free(x), free(g1), free(b1), free(g2), free(b2), free(yr), free(zr);
+    dfree(dx), dfree(dz);
+    g_cu->ops->free(g_cu, dg1), g_cu->ops->free(g_cu, db1), g_cu->ops->free(g_cu, dg2), g_cu->ops->free(g_cu, db2);
+}
+
+static void check_glu_dwconv(ct_dtype dt, int B, int T, int C, int K, const int *len) {
+    size_t nx = (size_t)B * T * 2 * C, ny = (size_t)B * T * C;
+    float *x = rnd(dt, nx, 2.f), *w = rnd(CT_DTYPE_F32, (size_t)C * K, 0.4f), *b = rnd(CT_DTYPE_F32, C, 0.4f);
+    float *yr = malloc(sizeof(float) * ny);
+    CT_ASSERT_OK(ct_ref_glu_dwconv1d(g_ref, ct_buf_f32(yr), ct_buf_f32(x), w, b, len, B, T, C, K, CT_ACT_SILU,
+                                     &g_ws_ref));
+    assert_int_equal(g_ws_ref.used, 0);
+    ct_buf dx = dput(dt, x, nx), dy = dpoison(dt, ny);
+    float *dw = dvec(w, (size_t)C * K), *db = dvec(b, C);
+    CT_ASSERT_OK(ct_op_glu_dwconv1d(g_cu, dy, dx, dw, db, len, B, T, C, K, CT_ACT_SILU, &g_ws_cu));
+    float *got = dget(dy, ny);
+    char what[64];
+    snprintf(what, sizeof what, "glu_dwconv1d %dx%dx%d k%d", B, T, C, K);
+    expect_close(what, dt, got, yr, ny, tol_for(dt));
+    free(got), free(x), free(w), free(b), free(yr);
+    dfree(dx), dfree(dy);
+    g_cu->ops->free(g_cu, dw), g_cu->ops->free(g_cu, db);
+}
+
+static void check_relpos_qkv(ct_backend *be, const char *what, ct_dtype dt, int B, int T, int H, int Dh) {
+    int D = H * Dh, len[3] = {T, T - 7, 1};
+    size_t m = (size_t)B * T * D, pn = (size_t)(2 * T - 1) * D;
+    float *qkv = rnd(dt, 3 * m, 1.f), *p = rnd(dt, pn, 1.f), *c = rnd(CT_DTYPE_F32, D, 0.5f);
+    float *orf = malloc(sizeof(float) * m);
+    CT_ASSERT_OK(ct_ref_attn_relpos_qkv(g_ref, ct_buf_f32(orf), ct_buf_f32(qkv), ct_buf_f32(p), c, len, B, T, H, Dh,
+                                        &g_ws_ref));
+    assert_int_equal(g_ws_ref.used, 0);
+    ct_buf dqkv = dput(dt, qkv, 3 * m), dp = dput(dt, p, pn), dout = dpoison(dt, m);
+    float *dc = dvec(c, D);
+    CT_ASSERT_OK(g_cu->ops->synchronize(g_cu));
+    CT_ASSERT_OK(ct_op_attn_relpos_qkv(be, dout, dqkv, dp, dc, len, B, T, H, Dh, &g_ws_cu));
+    CT_ASSERT_OK(be->ops->synchronize(be));
+    assert_int_equal(g_ws_cu.used, 0);
+    float *got = dget(dout, m);
+    expect_close(what, dt, got, orf, m, tol_for(dt));
+    free(got), free(qkv), free(p), free(c), free(orf);
+    dfree(dqkv), dfree(dp), dfree(dout);
+    g_cu->ops->free(g_cu, dc);
+}
+
+static void test_fused(void **state) {
+    (void)state;
+    assert_true(ct_backend_has_fused_encoder(g_cu));
+    assert_false(ct_backend_has_fused_encoder(g_ref)); /* the CPU runs the compositions */
+    for (int i = 0; i < 2; i++) {
+        ct_dtype dt = ACT16[i];
+        check_layer_norm2(dt, 37, 1280); /* a warp per row */
+        check_layer_norm2(dt, 5, 200);   /* other widths: the two plain norms */
+        int len2[2] = {61, 23}, len3[3] = {40, 0, 17};
+        check_glu_dwconv(dt, 2, 61, 320, 9, len2); /* several channel blocks and time tiles */
+        check_glu_dwconv(dt, 3, 40, 33, 5, len3);  /* a partial block, an empty row */
+        int len4[3] = {70, 0, 5};
+        check_glu_dwconv(dt, 3, 70, 64, 9, len4); /* kernel 9's register window: masked and empty rows */
+        check_glu_dwconv(dt, 1, 20, 33, 9, len4); /* kernel 9 over an odd channel count: the tile kernel */
+        check_relpos_qkv(g_cu_simple, "attn_relpos_qkv simple", dt, 3, 90, 2, 64);
+    }
+    check_relpos_qkv(g_cu, "attn_relpos_qkv fused", CT_DTYPE_BF16, 3, 150, 2, 64);
+    check_relpos_qkv(g_cu, "attn_relpos_qkv fused", CT_DTYPE_BF16, 2, 70, 3, 80);
+    check_relpos_qkv(g_cu, "attn_relpos_qkv (head 24: simple)", CT_DTYPE_BF16, 2, 33, 2, 24);
+}
+
 /* ---- setup --------------------------------------------------------------- */
 static int make_backends(void) {
     ct_backend_options o = ct_backend_default_options();
@@ -480,7 +563,7 @@ int main(void) {
         cmocka_unit_test(test_conv_pointwise), cmocka_unit_test(test_layer_norm),
         cmocka_unit_test(test_glu_convert), cmocka_unit_test(test_convs),
         cmocka_unit_test(test_pos_embed_argmax), cmocka_unit_test(test_decoder_attention),
-        cmocka_unit_test(test_relpos),
+        cmocka_unit_test(test_relpos),      cmocka_unit_test(test_fused),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     ct_backend_arena_free(g_cu, &g_ws_cu);

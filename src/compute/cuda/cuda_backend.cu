@@ -9,6 +9,7 @@
  * then refuses float32 activations on this backend with a clear message,
  * and the wav2vec2 aligner's ops (conv1d, attn_full, ...) do not run here yet.
  * Version 4: the device steps and graph capture of cuda_ops_step.cu.
+ * Version 5: the fused encoder ops of cuda_ops_fused.cu.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,15 @@ static void copy_par(void *dst, const void *src, size_t n) {
 static ct_status cb_to_device(ct_backend *be, void *dst, const void *src, size_t bytes) {
     ct_cuda_be *cb = ct_cbe(be);
     if (bytes < ((size_t)1 << 20)) return ct_cuda_h2d(cb->c, dst, src, bytes);
+    /* page-locked source (host_alloc): one DMA straight from it; waited for,
+     * so that src may be reused once this returns, as for any source */
+    cudaPointerAttributes pa;
+    if (cudaPointerGetAttributes(&pa, src) == cudaSuccess && pa.type == cudaMemoryTypeHost) {
+        CT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb->c->stream));
+        CT_CUDA_TRY(cudaStreamSynchronize(cb->c->stream));
+        return CT_OK;
+    }
+    (void)cudaGetLastError(); /* a pageable pointer may leave an error from the query */
     for (int i = 0; i < 2 && !cb->stage[i]; i++) {
         CT_TRY(ct_cuda_host_alloc(&cb->stage[i], CT_STAGE_BYTES));
         if (cudaEventCreateWithFlags(&cb->stage_done[i], cudaEventDisableTiming) != cudaSuccess) {
@@ -98,6 +108,8 @@ static ct_status cb_to_device(ct_backend *be, void *dst, const void *src, size_t
     }
     return CT_OK;
 }
+static ct_status cb_host_alloc(ct_backend *be, size_t bytes, void **ptr) { return ct_cuda_host_alloc(ptr, bytes); }
+static void cb_host_free(ct_backend *be, void *ptr) { ct_cuda_host_free(ptr); }
 static ct_status cb_to_host(ct_backend *be, void *dst, const void *src, size_t bytes) {
     return ct_cuda_d2h(ct_cbe(be)->c, dst, src, bytes); /* waits */
 }
@@ -176,6 +188,11 @@ static const ct_backend_ops cuda_ops = {
     .graph_launch = ct_cuda_graph_launch,
     .graph_free = ct_cuda_graph_free,
     .mel = ct_cuda_op_mel,
+    .layer_norm2 = ct_cuda_op_layer_norm2,
+    .glu_dwconv1d = ct_cuda_op_glu_dwconv1d,
+    .attn_relpos_qkv = ct_cuda_op_attn_relpos_qkv,
+    .host_alloc = cb_host_alloc,
+    .host_free = cb_host_free,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

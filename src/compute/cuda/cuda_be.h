@@ -40,7 +40,6 @@ typedef struct ct_cuda_be {
     int *side_host;      /* what each region holds (host copy) */
     size_t side_n[CT_SIDE_REGIONS]; /* ints valid in each region's copy */
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
-    int no_f32_bias;     /* cuBLASLt refused an fp32 bias with a 16-bit output once */
     int capturing;       /* between graph_begin and graph_end */
     void *stage[2];      /* pinned, CT_STAGE_BYTES each: large uploads (cuda_backend.cu) */
     cudaEvent_t stage_done[2];
@@ -170,6 +169,19 @@ ct_status ct_cuda_graph_launch(ct_backend *be, void *graph);
 void ct_cuda_graph_free(ct_backend *be, void *graph);
 ct_status ct_cuda_op_mel(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
                          int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws);
+
+/* Version 5: the fused encoder ops (cuda_ops_fused.cu). */
+ct_status ct_cuda_op_layer_norm2(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                                 const float *g2, const float *b2, int M, int D, float eps);
+ct_status ct_cuda_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len,
+                                  int B, int T, int C, int K, ct_act act, ct_arena *ws);
+ct_status ct_cuda_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
+                                     int B, int T, int H, int Dh, ct_arena *ws);
+/* The warp-per-row layer norm of float32 x into y (any type) where its
+ * shape and alignment allow: returns 1 with *st the launch status, or 0
+ * (nothing launched: the caller runs the block-per-row kernel). */
+int ct_cuda_ln_warp(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D, float eps,
+                    ct_status *st);
 
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);

@@ -39,7 +39,7 @@ ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const fl
  * these passes are memory-bound), the row's VEC-aligned columns */
 template <typename T, int VEC>
 __global__ void k_bias_act(T *x, const float *bias, int cols, int per_row, int bias_n, int act) {
-    int c0 = (blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x) * VEC;
+    int c0 = (blockIdx.y * blockDim.x + threadIdx.x) * VEC;
     if (c0 >= cols) return;
     T *p = x + (size_t)blockIdx.x * cols + c0;
     float rb = bias && per_row ? bias[blockIdx.x % (unsigned)bias_n] : 0.f;
@@ -66,9 +66,13 @@ ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t r
         constexpr int V = 16 / sizeof(T);
         /* 16-byte rows and base: vectors; else one element per thread */
         if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0) {
-            dim3 grid((unsigned)rows, (unsigned)((cols / V + CT_COLS_PER_BLOCK - 1) / CT_COLS_PER_BLOCK));
-            k_bias_act<T, V><<<grid, CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols, per_row, bn,
-                                                                          (int)act);
+            /* a block width that divides the row's vectors where one does
+             * (5120 bf16 = 640 vectors: 128 × 5, where 256 left 1/6 idle) */
+            int nv = cols / V, th = 256;
+            while (th > 32 && nv % th) th >>= 1;
+            if (nv % th) th = 256;
+            dim3 grid((unsigned)rows, (unsigned)((nv + th - 1) / th));
+            k_bias_act<T, V><<<grid, th, 0, ct_cstream(be)>>>((T *)x.data, bias, cols, per_row, bn, (int)act);
         } else {
             k_bias_act<T, 1><<<ct_grid2(rows, cols), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>((T *)x.data, bias, cols,
                                                                                           per_row, bn, (int)act);
@@ -117,6 +121,8 @@ ct_status ct_cuda_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float 
     if (y.data == x.data && y.dtype != x.dtype)
         return ct_fail(CT_ERR_INVALID_ARG, "cuda layer_norm: in place across element types");
     if (D > 256 * 16) return ct_fail(CT_ERR_UNSUPPORTED, "cuda layer_norm: rows of %d (at most 4096)", D);
+    ct_status ws; /* a warp per row where the width allows (cuda_ops_fused.cu): no block barriers */
+    if (ct_cuda_ln_warp(be, y, x, g, b, M, D, eps, &ws)) return ws;
     cudaStream_t st = ct_cstream(be);
     CT_CUDA_DISPATCH(y.dtype, Y, "layer_norm", CT_CUDA_DISPATCH(x.dtype, X, "layer_norm", {
         if (D <= 256 * 2) k_layer_norm<Y, X, 2><<<M, 256, 0, st>>>((Y *)y.data, (const X *)x.data, g, b, D, eps);
@@ -149,13 +155,14 @@ ct_status ct_cuda_op_glu(ct_backend *be, ct_buf y, ct_buf x, int M, int D) {
 
 /* ---- subsampling convolutions, layout (B, C, T, F) ----------------------- */
 /* 3×3 stride 2 pad 1 from one channel: x (B,T,F) → y (B,C,To,Fo); grid
- * (B·C·To output rows, Fo) */
+ * (B·C·To output rows, Fo) through rows_grid */
 template <typename Y, typename X>
 __global__ void k_conv2d_s2(Y *y, const X *x, const float *w, const float *b, int C, int T, int F, int To, int Fo,
-                            int act) {
-    int fo = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
-    if (fo >= Fo) return;
-    unsigned row = blockIdx.x, to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C,
+                            int act, unsigned rows) {
+    int fo = blockIdx.y * blockDim.x + threadIdx.x;
+    unsigned row = blockIdx.x * blockDim.y + threadIdx.y;
+    if (fo >= Fo || row >= rows) return;
+    unsigned to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C,
              bb = bc / (unsigned)C;
     const X *xb = x + (size_t)bb * T * F;
     const float *wc = w + c * 9;
@@ -173,26 +180,48 @@ __global__ void k_conv2d_s2(Y *y, const X *x, const float *w, const float *b, in
 
 static int stride2(int L) { return L <= 0 ? 0 : (L - 1) / 2 + 1; }
 
+/* Blocks of 256 threads over (rows, Fo) output rows of Fo ≤ 64 columns: a
+ * row of threads per output row (Fo rounded up to a power of two) and as
+ * many rows per block as fit. One 256-wide block row per output row, as
+ * ct_grid2 lays out, left 3/4 of the threads idle at Fo = 64 and 15/16 at
+ * 16 (the subsampling's 64, 32, 16 bins). */
+typedef struct rows_launch {
+    dim3 grid, block;
+} rows_launch;
+static rows_launch rows_grid(size_t rows, int Fo) {
+    unsigned fx = 1;
+    while (fx < (unsigned)Fo && fx < 256) fx <<= 1;
+    unsigned fy = 256 / fx;
+    rows_launch l;
+    l.block = dim3(fx, fy);
+    l.grid = dim3((unsigned)((rows + fy - 1) / fy), (unsigned)((Fo + fx - 1) / fx));
+    return l;
+}
+
 ct_status ct_cuda_op_conv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, int B, int C,
                                int T, int F, ct_act act) {
     int To = stride2(T), Fo = stride2(F);
     size_t n = (size_t)B * C * To * Fo;
     if (!n) return CT_OK;
+    size_t rows = (size_t)B * C * To;
+    if (rows > 0xffffffffu) return ct_fail(CT_ERR_LIMIT, "cuda stride-2 conv: %zu output rows", rows);
+    const rows_launch l = rows_grid(rows, Fo);
     CT_CUDA_DISPATCH(y.dtype, Y, "conv2d_s2", CT_CUDA_DISPATCH(x.dtype, X, "conv2d_s2", {
-        k_conv2d_s2<Y, X><<<ct_grid2((size_t)B * C * To, Fo), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>(
-            (Y *)y.data, (const X *)x.data, w, b, C, T, F, To, Fo, (int)act);
+        k_conv2d_s2<Y, X><<<l.grid, l.block, 0, ct_cstream(be)>>>((Y *)y.data, (const X *)x.data, w, b, C, T, F, To,
+                                                                    Fo, (int)act, (unsigned)rows);
         LAUNCH_CHECK();
     }));
     return CT_OK;
 }
 
-/* depthwise 3×3 stride 2 pad 1: x (B,C,T,F) → y (B,C,To,Fo); grid (B·C·To, Fo) */
+/* depthwise 3×3 stride 2 pad 1: x (B,C,T,F) → y (B,C,To,Fo); rows_grid over (B·C·To, Fo) */
 template <typename T>
 __global__ void k_dwconv2d_s2(T *y, const T *x, const float *w, const float *b, int C, int Ti, int F, int To, int Fo,
-                              int act) {
-    int fo = blockIdx.y * CT_COLS_PER_BLOCK + threadIdx.x;
-    if (fo >= Fo) return;
-    unsigned row = blockIdx.x, to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C;
+                              int act, unsigned rows) {
+    int fo = blockIdx.y * blockDim.x + threadIdx.x;
+    unsigned row = blockIdx.x * blockDim.y + threadIdx.y;
+    if (fo >= Fo || row >= rows) return;
+    unsigned to = row % (unsigned)To, bc = row / (unsigned)To, c = bc % (unsigned)C;
     const T *xc = x + (size_t)bc * Ti * F;
     const float *wc = w + c * 9;
     float s = b[c];
@@ -213,9 +242,12 @@ ct_status ct_cuda_op_dwconv2d_s2(ct_backend *be, ct_buf y, ct_buf x, const float
     int To = stride2(T), Fo = stride2(F);
     size_t n = (size_t)B * C * To * Fo;
     if (!n) return CT_OK;
+    size_t rows = (size_t)B * C * To;
+    if (rows > 0xffffffffu) return ct_fail(CT_ERR_LIMIT, "cuda stride-2 conv: %zu output rows", rows);
+    const rows_launch l = rows_grid(rows, Fo);
     CT_CUDA_DISPATCH(y.dtype, E, "dwconv2d_s2", {
-        k_dwconv2d_s2<E><<<ct_grid2((size_t)B * C * To, Fo), CT_COLS_PER_BLOCK, 0, ct_cstream(be)>>>(
-            (E *)y.data, (const E *)x.data, w, b, C, T, F, To, Fo, (int)act);
+        k_dwconv2d_s2<E><<<l.grid, l.block, 0, ct_cstream(be)>>>((E *)y.data, (const E *)x.data, w, b, C, T, F, To,
+                                                                   Fo, (int)act, (unsigned)rows);
         LAUNCH_CHECK();
     });
     return CT_OK;

@@ -59,13 +59,16 @@ ct_status ct_cuda_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor 
     ct_status s = CT_OK;
     /* an fp32 bias straight into a 16-bit output's epilogue saves a conversion
      * launch per matmul (and rounds the bias once, with the sum); where
-     * cuBLASLt has no such kernel, the bias is converted as below */
-    if (!silu && b && alpha == 1.f && y.dtype != CT_DTYPE_F32 && !cb->no_f32_bias) {
+     * cuBLASLt has no such kernel for this shape, the bias is converted as
+     * below. Per shape: the plan cache remembers a refused one, so asking
+     * again costs a lookup, where one refused shape used to send every later
+     * matmul (a decoder step's five) through the conversion */
+    if (!silu && b && alpha == 1.f && y.dtype != CT_DTYPE_F32) {
         g.bias = b;
         g.bias_f32 = 1;
         s = ct_cuda_gemm(cb->c, &g);
         if (s == CT_OK) return CT_OK;
-        cb->no_f32_bias = 1;
+        ct_error_clear();
         g.bias_f32 = 0;
     }
     const void *bias = NULL;

@@ -59,6 +59,13 @@ ct_status ct_ref_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, const in
 ct_status ct_ref_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
                                  const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
 ct_status ct_ref_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V);
+/* version 5 (ref_fused.c): the compositions the fused entries stand for */
+ct_status ct_ref_layer_norm2(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                             const float *g2, const float *b2, int M, int D, float eps);
+ct_status ct_ref_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len,
+                              int B, int T, int C, int K, ct_act act, ct_arena *ws);
+ct_status ct_ref_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
+                                 int B, int T, int H, int Dh, ct_arena *ws);
 /* version 2 (ref_wav2vec2.c) */
 ct_status ct_ref_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
                         int Ci, int Co, int K, int stride, ct_arena *ws);

@@ -1,0 +1,65 @@
+/* ref_fused.c — the version-5 fused encoder ops (backend.h), each written as
+ * the composition of the reference ops it fuses: the definition the CUDA
+ * kernels are tested against. Float32 buffers only (ct_buf views for the
+ * signature's sake). */
+#include <string.h>
+
+#include "compute/ref/ops_ref.h"
+
+#define F(buf) ((float *)(buf).data)
+
+static ct_status f32_only(const char *op, const ct_buf *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (b[i].data && b[i].dtype != CT_DTYPE_F32)
+            return ct_fail(CT_ERR_UNSUPPORTED, "reference %s: float32 buffers only", op);
+    return CT_OK;
+}
+
+ct_status ct_ref_layer_norm2(ct_backend *be, ct_buf y, ct_buf z, ct_buf x, const float *g1, const float *b1,
+                             const float *g2, const float *b2, int M, int D, float eps) {
+    const ct_buf bufs[] = {y, z, x};
+    CT_TRY(f32_only("layer_norm2", bufs, 3));
+    CT_TRY(ct_ref_layer_norm(be, F(y), F(x), g1, b1, M, D, eps));
+    return ct_ref_layer_norm(be, F(z), F(y), g2, b2, M, D, eps);
+}
+
+ct_status ct_ref_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *b, const int *len, int B,
+                              int T, int C, int K, ct_act act, ct_arena *ws) {
+    const ct_buf bufs[] = {y, x};
+    CT_TRY(f32_only("glu_dwconv1d", bufs, 2));
+    size_t mark = ct_arena_mark(ws);
+    float *g = ct_arena_alloc(ws, sizeof(float) * (size_t)B * T * C);
+    if (!g)
+        return ct_fail(CT_ERR_OOM, "reference glu_dwconv1d: scratch");
+    ct_status s = ct_ref_glu(be, g, F(x), B * T, C);
+    if (s == CT_OK)
+        s = ct_ref_mask_time(be, g, len, B, 1, T, C);
+    if (s == CT_OK)
+        s = ct_ref_dwconv1d(be, F(y), g, w, b, B, T, C, K, act);
+    ct_arena_rewind(ws, mark);
+    return s;
+}
+
+ct_status ct_ref_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
+                                 int B, int T, int H, int Dh, ct_arena *ws) {
+    const ct_buf bufs[] = {out, qkv, p};
+    CT_TRY(f32_only("attn_relpos_qkv", bufs, 3));
+    const size_t D = (size_t)H * Dh, rows = (size_t)B * T;
+    size_t mark = ct_arena_mark(ws);
+    float *q = ct_arena_alloc(ws, sizeof(float) * rows * D), *k = ct_arena_alloc(ws, sizeof(float) * rows * D),
+          *v = ct_arena_alloc(ws, sizeof(float) * rows * D), *zero = ct_arena_alloc(ws, sizeof(float) * D);
+    if (!q || !k || !v || !zero) {
+        ct_arena_rewind(ws, mark);
+        return ct_fail(CT_ERR_OOM, "reference attn_relpos_qkv: scratch");
+    }
+    const float *src = F(qkv);
+    for (size_t r = 0; r < rows; r++) {
+        memcpy(q + r * D, src + r * 3 * D, sizeof(float) * D);
+        memcpy(k + r * D, src + r * 3 * D + D, sizeof(float) * D);
+        memcpy(v + r * D, src + r * 3 * D + 2 * D, sizeof(float) * D);
+    }
+    memset(zero, 0, sizeof(float) * D);
+    ct_status s = ct_ref_attn_relpos(be, F(out), q, k, v, F(p), zero, c, len, B, T, H, Dh, ws);
+    ct_arena_rewind(ws, mark);
+    return s;
+}

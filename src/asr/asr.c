@@ -172,7 +172,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     out->clips = calloc((size_t)B, sizeof *out->clips);
     int32_t *prompts = malloc(sizeof(int32_t) * (size_t)B * 64);
     int *feat_len = calloc((size_t)B, sizeof(int)), *enc_len = calloc((size_t)B, sizeof(int));
-    float *feats_host = NULL;
+    float *feats_host = NULL, *dpcm = NULL, **dclips = NULL; /* dclips: the dithered rows for the device mel */
     ct_generate_row *rows = calloc((size_t)B, sizeof *rows);
     ct_decoder_state dst = {0};
     if (!out->clips || !prompts || !feat_len || !enc_len || !rows) {
@@ -206,10 +206,16 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
         out->audio_seconds += (double)n_samples[b] / 16000.0;
     }
     int T = (int)ct_mel_frames(a->mel, nmax);
-    /* the backend's mel where it has one (CUDA), without dither (the CPU
-     * mel's torch-exact noise) and kept features (host copies) */
-    int dev_mel = a->meldev && !req->dither && !req->keep_features;
+    /* the backend's mel where it has one (CUDA), except for kept features
+     * (host copies); with dither the rows are dithered on the host first
+     * (ct_mel_dither_batch: the CPU mel's torch-exact noise), so the mel
+     * stays on the device */
+    int dev_mel = a->meldev && !req->keep_features;
     for (int b = 0; dev_mel && b < B; b++) dev_mel = n_samples[b] >= 320;
+    if (dev_mel && req->dither) {
+        if ((s = ct_mel_dither_batch(a->mel, clips, n_samples, B, &dpcm, &dclips)) != CT_OK) goto done;
+        clips = (const float *const *)dclips;
+    }
     if (!dev_mel) {
         feats_host = malloc(sizeof(float) * (size_t)B * T * hp->n_mels);
         if (!feats_host) {
@@ -300,6 +306,8 @@ done:
     free(feat_len);
     free(enc_len);
     free(feats_host);
+    free(dpcm);
+    free(dclips);
     if (s != CT_OK) ct_asr_result_free(out);
     return s;
 }

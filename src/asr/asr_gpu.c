@@ -189,28 +189,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     }
     if (req->dither) { /* the CPU mel's noise added on the host, rows over threads; the GPU mel does the rest */
         double t0 = ct_now(), c0 = ct_cpu_now();
-        size_t total = 0;
-        for (int b = 0; b < B; b++) total += n_samples[b];
-        dpcm = malloc(sizeof(float) * (total ? total : 1));
-        dclips = malloc(sizeof(float *) * (size_t)B);
-        if (!dpcm || !dclips) {
-            s = ct_fail(CT_ERR_OOM, "asr: dithered PCM of %zu samples", total);
-            goto done;
-        }
-        size_t off = 0;
-        for (int b = 0; b < B; b++) dclips[b] = dpcm + off, off += n_samples[b];
-        int bad = -1;
-#pragma omp parallel for schedule(dynamic, 1) if (B > 1)
-        for (int b = 0; b < B; b++)
-            if (!clips[b] || ct_mel_dither(g->mel, clips[b], n_samples[b], dclips[b]) != CT_OK) {
-#pragma omp critical(ct_asr_gpu_dither)
-                if (bad < 0 || b < bad) bad = b;
-            }
-        if (bad >= 0) {
-            s = clips[bad] ? ct_fail(CT_ERR_OOM, "asr: dither of clip %d", bad)
-                           : ct_fail(CT_ERR_INVALID_ARG, "asr: clip %d has no samples pointer", bad);
-            goto done;
-        }
+        if ((s = ct_mel_dither_batch(g->mel, clips, n_samples, B, &dpcm, &dclips)) != CT_OK) goto done;
         clips = (const float *const *)dclips;
         out->seconds_mel += ct_now() - t0;
         out->cpu_mel += ct_cpu_now() - c0;

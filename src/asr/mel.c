@@ -351,6 +351,34 @@ ct_status ct_mel_dither(const ct_mel *m, const float *x, size_t n, float *out) {
     return CT_OK;
 }
 
+ct_status ct_mel_dither_batch(const ct_mel *m, const float *const *clips, const size_t *n, int batch, float **buf,
+                              float ***rows) {
+    *buf = NULL, *rows = NULL;
+    size_t total = 0;
+    for (int b = 0; b < batch; b++) {
+        if (!clips[b] && n[b]) return ct_fail(CT_ERR_INVALID_ARG, "mel: clip %d has no samples", b);
+        total += n[b];
+    }
+    float *d = malloc(sizeof(float) * (total ? total : 1));
+    float **r = malloc(sizeof(float *) * (size_t)(batch > 0 ? batch : 1));
+    if (!d || !r) {
+        free(d), free(r);
+        return ct_fail(CT_ERR_OOM, "mel: dithered PCM of %zu samples", total);
+    }
+    size_t off = 0;
+    for (int b = 0; b < batch; b++) r[b] = d + off, off += n[b];
+    int bad = 0;
+    /* dither never fails with out != clip; the flag is for the contract */
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : bad) if (batch > 1)
+    for (int b = 0; b < batch; b++) bad |= ct_mel_dither(m, clips[b], n[b], r[b]) != CT_OK;
+    if (bad) {
+        free(d), free(r);
+        return ct_fail(CT_ERR_INTERNAL, "mel: dither of a batch");
+    }
+    *buf = d, *rows = r;
+    return CT_OK;
+}
+
 ct_status ct_mel_compute_batch(ct_mel *m, const float *const *clips, const size_t *n, int batch,
                                int dither, float *out, int T_max, int *valid_frames) {
     if (!m || !clips || !n || !out || batch <= 0 || T_max <= 0)

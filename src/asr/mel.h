@@ -90,6 +90,12 @@ ct_status ct_mel_compute_batch(ct_mel *mel, const float *const *clips, const siz
  * Thread-safe. */
 ct_status ct_mel_dither(const ct_mel *mel, const float *clip, size_t n, float *out);
 
+/* ct_mel_dither over a batch, rows over OpenMP threads, into one new buffer:
+ * *rows (batch pointers into *buf) are the dithered clips; free(*buf) and
+ * free(*rows). On failure both are NULL. */
+ct_status ct_mel_dither_batch(const ct_mel *mel, const float *const *clips, const size_t *n, int batch, float **buf,
+                              float ***rows);
+
 /* The checks ct_mel_compute_batch makes on each clip (length limit, NULL,
  * non-finite samples), for callers that compute the features elsewhere
  * (mel_device.c). */

@@ -37,8 +37,11 @@
  *    "Activation dtypes"); model code calls them through compute/ops.h.
  * 4: decoding steps on the device: the step ops that read their token ids
  *    and position from backend memory, the greedy step, and graph capture
- *    (docs/ARCHITECTURE.md, "Decoder steps on the device"). */
-#define CT_BACKEND_VERSION 4
+ *    (docs/ARCHITECTURE.md, "Decoder steps on the device").
+ * 5: typed entries of the wav2vec2 aligner's ops (conv1d_t, conv1d_grouped_t,
+ *    gelu_t, add_t, attn_full_t with key lengths), so the aligner runs bf16
+ *    on CUDA; NULL on the CPU tables (compute/ops.c falls back). */
+#define CT_BACKEND_VERSION 5
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -287,6 +290,24 @@ typedef struct ct_backend_ops {
      * NULL (CPU): the caller runs asr/mel.c on the host. */
     ct_status (*mel)(ct_backend *be, float *feats, const float *pcm, const int *n, const int *valid, int B, int ns,
                      int T, int M, const float *window, const float *dft, const float *fbT, ct_arena *ws);
+
+    /* ---- version 5: the wav2vec2 aligner's ops with typed activations -----
+     * The version-2 ops above, each ct_buf saying its element type (which
+     * buffer takes which type: compute/ops.h, ct_op_conv1d ...). NULL (the
+     * CPU tables): compute/ops.c calls the version-2 float32 entry when
+     * every buffer is F32 and no key length is short, so the CPU aligner's
+     * results do not change. */
+    ct_status (*conv1d_t)(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T,
+                          int Ci, int Co, int K, int stride, ct_arena *ws);
+    /* w (C, C/G, K) f32 as conv1d_grouped; the backend may re-lay it in ws */
+    ct_status (*conv1d_grouped_t)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                                  int C, int G, int K, ct_arena *ws);
+    ct_status (*gelu_t)(ct_backend *be, ct_buf x, size_t n);
+    ct_status (*add_t)(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n);
+    /* attn_full with key lengths: row b attends to keys j < len[b] (len NULL:
+     * all T); query rows i ≥ len[b] are written as zeros. len (B) host. */
+    ct_status (*attn_full_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                             int H, int Dh, ct_dtype prod, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

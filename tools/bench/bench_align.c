@@ -4,8 +4,12 @@
  * 1.3 GB f32), then times emissions of seeded noise. One JSON line per run.
  *   bench_align --make-random DIR            (config.json + model.safetensors)
  *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
- *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16]
- * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does).
+ *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16] [--clips S1,S2,... --save-pcm P.f32]
+ * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does);
+ * --backend cuda needs it (bf16 activations and weights there).
+ * --clips: one emission matrix per clip of S1, S2, ... seconds (the noise
+ * continues from clip to clip), saved one after the other with --save, their
+ * samples with --save-pcm: the parity input of tools/device/tf_align.py.
  * --profile-ops times every backend call of the forward pass, wall and process
  * CPU seconds (the table is
  * wrapped, so the numbers are the ops' own wall time, not counting the
@@ -263,11 +267,48 @@ static void prof_print(double wall) {
     printf("{\"what\":\"ops_total\",\"seconds\":%.3f,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n", sum, csum, wall);
 }
 
+/* --clips: each clip's emissions in turn, appended to save (and its samples to save_pcm) */
+static int run_clips(ct_w2v2 *m, ct_backend *be, const char *list, int batch, const char *save, const char *save_pcm) {
+    FILE *fe = save ? fopen(save, "wb") : NULL, *fp = save_pcm ? fopen(save_pcm, "wb") : NULL;
+    if ((save && !fe) || (save_pcm && !fp)) {
+        fprintf(stderr, "bench_align: cannot write %s\n", save && !fe ? save : save_pcm);
+        return 1;
+    }
+    int rc = 0;
+    for (const char *c = list; *c && !rc;) {
+        double sec = atof(c);
+        size_t n = (size_t)(sec * CT_ALIGN_SR);
+        float *pcm = malloc((n ? n : 1) * sizeof *pcm), *em = NULL;
+        for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
+        int frames = 0, classes = 0;
+        double stride, t0 = now();
+        if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
+            fprintf(stderr, "bench_align: %s\n", ct_last_error());
+            rc = 1;
+        } else {
+            printf("{\"what\":\"clip\",\"backend\":\"%s\",\"seconds\":%.2f,\"frames\":%d,\"classes\":%d,"
+                   "\"wall_s\":%.3f}\n",
+                   be->ops->name, sec, frames, classes, now() - t0);
+            if (fe && fwrite(em, sizeof *em, (size_t)frames * classes, fe) != (size_t)frames * classes) rc = 1;
+            if (fp && fwrite(pcm, sizeof *pcm, n, fp) != n) rc = 1;
+        }
+        free(em);
+        free(pcm);
+        while (*c && *c != ',') c++;
+        if (*c == ',') c++;
+    }
+    if (fe) fclose(fe);
+    if (fp) fclose(fp);
+    ct_w2v2_free(m);
+    ct_backend_free(be);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
     int batch = 4, threads = 2, reps = 1, profile = 0;
-    const char *save = NULL, *dtype = "fp32";
+    const char *save = NULL, *dtype = "fp32", *clips = NULL, *save_pcm = NULL, *batches = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -279,6 +320,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile-ops")) profile = 1;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+        else if (!strcmp(argv[i], "--clips") && i + 1 < argc) clips = argv[++i];
+        else if (!strcmp(argv[i], "--save-pcm") && i + 1 < argc) save_pcm = argv[++i];
+        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = argv[++i];
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
                             "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32] "
@@ -305,37 +349,48 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (profile) prof_install(be);
-    size_t n = (size_t)(seconds * CT_ALIGN_SR);
-    float *pcm = malloc(n * sizeof *pcm);
-    for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
-    size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
-    for (int r = 0; r < reps; r++) {
-        float *em;
-        int frames, classes;
-        double stride, t0 = now(), c0 = cpu_now();
-        if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
-            fprintf(stderr, "bench_align: %s\n", ct_last_error());
-            return 1;
+    if (clips) return run_clips(m, be, clips, batch, save, save_pcm);
+    /* --batches B1,B2,...: B windows (B·30 s) at batch B each, in this one process */
+    for (const char *bl = batches ? batches : "";;) {
+        if (batches) {
+            batch = atoi(bl);
+            seconds = 30.0 * batch;
         }
-        double dt = now() - t0, cpu = cpu_now() - c0;
-        if (save && r == reps - 1) {
-            FILE *f = fopen(save, "wb");
-            if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
-                fprintf(stderr, "bench_align: cannot write %s\n", save);
+        size_t n = (size_t)(seconds * CT_ALIGN_SR);
+        float *pcm = malloc(n * sizeof *pcm);
+        for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
+        size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
+        for (int r = 0; r < reps; r++) {
+            float *em;
+            int frames, classes;
+            double stride, t0 = now(), c0 = cpu_now();
+            if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
+                fprintf(stderr, "bench_align: %s\n", ct_last_error());
                 return 1;
             }
-            fclose(f);
+            double dt = now() - t0, cpu = cpu_now() - c0;
+            if (save && r == reps - 1) {
+                FILE *f = fopen(save, "wb");
+                if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
+                    fprintf(stderr, "bench_align: cannot write %s\n", save);
+                    return 1;
+                }
+                fclose(f);
+            }
+            free(em);
+            printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
+                   "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
+                   backend, dtype, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
+            if (profile) {
+                prof_print(dt);
+                n_prof = 0;
+            }
         }
-        free(em);
-        printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
-               "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
-               backend, dtype, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
-        if (profile) {
-            prof_print(dt);
-            n_prof = 0;
-        }
+        free(pcm);
+        while (*bl && *bl != ',') bl++;
+        if (!batches || !*bl) break;
+        bl++;
     }
-    free(pcm);
     ct_w2v2_free(m);
     ct_backend_free(be);
     return 0;

@@ -305,6 +305,7 @@ ct_status ct_w2v2_open(const char *dir, ct_backend *be, const ct_w2v2_options *o
 
 void ct_w2v2_free(ct_w2v2 *m) {
     if (!m) return;
+    ct_w2v2_release_buffers(m);
     for (int i = 0; i < CT_W2V2_MAX_CONV; i++) ct_tensor_release(&m->conv_w[i]);
     ct_tensor_release(&m->fp_w);
     ct_tensor_release(&m->head_w);

@@ -43,6 +43,72 @@ static int frames_after_convs(const ct_w2v2_config *c, size_t n, size_t *max_con
     return t > (size_t)(1 << 30) ? 0 : (int)t;
 }
 
+/* The forward pass's buffers for nb rows of n samples. A device backend
+ * keeps them between calls (cudaMalloc and cudaFree of ~20 GB per batch of
+ * 64 windows cost more than some of the ops) while the row length is the
+ * same and nb fits; ct_w2v2_release_buffers drops them (after an
+ * out-of-memory, and in ct_w2v2_free). The CPU allocates per call, as
+ * before. */
+static ct_status fwd_buffers(ct_w2v2 *m, int nb, size_t n, int T, size_t conv_max, fwd_bufs *f) {
+    ct_backend *be = m->be;
+    const ct_w2v2_config *c = &m->cfg;
+    const ct_dtype A = ct_backend_act_dtype(be), F32 = CT_DTYPE_F32;
+    const int act_f32 = A == F32, H = c->hidden, Dh = H / c->heads;
+    if (m->fwd && m->fwd_nb >= nb && m->fwd_n == n) {
+        *f = *(fwd_bufs *)m->fwd;
+        return CT_OK;
+    }
+    ct_w2v2_release_buffers(m);
+    const size_t M = (size_t)nb * T;
+    memset(f, 0, sizeof *f);
+    /* scratch: the conv im2col tile (+ a widened weight), one T×T score
+     * matrix, or the bf16 attention's packed head and 512-row blocks */
+    size_t ws_floats = (size_t)T * T + (size_t)T;
+    const size_t attn_bf16 = (size_t)3 * T * Dh / 2 + (size_t)512 * (T + Dh) + (size_t)512 * T / 2 + 256;
+    if (attn_bf16 > ws_floats) ws_floats = attn_bf16;
+    for (int i = 1; i < c->n_conv; i++) {
+        size_t ck = (size_t)c->conv_dim[i - 1] * c->conv_kernel[i];
+        size_t need = 2048 * ck + ck * (size_t)c->conv_dim[i]; /* cpu_wav2vec2.c CT_CONV_ROWS */
+        if (need > ws_floats) ws_floats = need;
+    }
+    size_t wide = (size_t)(c->ffn > H ? c->ffn : H);
+    ct_status s = alloc_b(be, &f->x, (size_t)nb * n, F32);
+    if (s == CT_OK) s = alloc_b(be, &f->a, (size_t)nb * conv_max, A);
+    if (s == CT_OK) s = alloc_b(be, &f->b, (size_t)nb * conv_max, A);
+    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->cf, (size_t)nb * conv_max, F32);
+    if (s == CT_OK) s = alloc_b(be, &f->h, M * H, F32);
+    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->hx, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->ln, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->q, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->k, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->v, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->att, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->ff, M * wide, A);
+    if (s == CT_OK) s = alloc_b(be, &f->logits, M * (size_t)c->vocab, F32);
+    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f->ws);
+    if (s != CT_OK) {
+        free_bufs(be, f);
+        memset(f, 0, sizeof *f);
+        return s;
+    }
+    if (be->ops->stream(be)) { /* a device: keep them */
+        fwd_bufs *keep = malloc(sizeof *keep);
+        if (keep) {
+            *keep = *f;
+            m->fwd = keep, m->fwd_nb = nb, m->fwd_n = n;
+        }
+    }
+    return CT_OK;
+}
+
+void ct_w2v2_release_buffers(ct_w2v2 *m) {
+    if (!m->fwd) return;
+    free_bufs(m->be, (fwd_bufs *)m->fwd);
+    free(m->fwd);
+    m->fwd = NULL;
+    m->fwd_nb = 0, m->fwd_n = 0;
+}
+
 ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
     *logits = NULL;
     *frames = 0;
@@ -57,31 +123,7 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     const int H = c->hidden, Dh = H / c->heads;
     const size_t M = (size_t)nb * T;
     fwd_bufs f = {0};
-    /* scratch: the conv im2col tile (+ a widened weight), one T×T score
-     * matrix, or the bf16 attention's packed head and 512-row blocks */
-    size_t ws_floats = (size_t)T * T + (size_t)T;
-    const size_t attn_bf16 = (size_t)3 * T * Dh / 2 + (size_t)512 * (T + Dh) + (size_t)512 * T / 2 + 256;
-    if (attn_bf16 > ws_floats) ws_floats = attn_bf16;
-    for (int i = 1; i < c->n_conv; i++) {
-        size_t ck = (size_t)c->conv_dim[i - 1] * c->conv_kernel[i];
-        size_t need = 2048 * ck + ck * (size_t)c->conv_dim[i]; /* cpu_wav2vec2.c CT_CONV_ROWS */
-        if (need > ws_floats) ws_floats = need;
-    }
-    size_t wide = (size_t)(c->ffn > H ? c->ffn : H);
-    ct_status s = alloc_b(be, &f.x, (size_t)nb * n, F32);
-    if (s == CT_OK) s = alloc_b(be, &f.a, (size_t)nb * conv_max, A);
-    if (s == CT_OK) s = alloc_b(be, &f.b, (size_t)nb * conv_max, A);
-    if (s == CT_OK && !act_f32) s = alloc_b(be, &f.cf, (size_t)nb * conv_max, F32);
-    if (s == CT_OK) s = alloc_b(be, &f.h, M * H, F32);
-    if (s == CT_OK && !act_f32) s = alloc_b(be, &f.hx, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.ln, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.q, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.k, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.v, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.att, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f.ff, M * wide, A);
-    if (s == CT_OK) s = alloc_b(be, &f.logits, M * (size_t)c->vocab, F32);
-    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f.ws);
+    ct_status s = fwd_buffers(m, nb, n, T, conv_max, &f);
     if (s == CT_OK) s = o->to_device(be, f.x, pcm, (size_t)nb * n * sizeof(float));
     const ct_buf h = ct_buf_make(f.h, F32), hx = act_f32 ? h : ct_buf_make(f.hx, A), ln = ct_buf_make(f.ln, A);
     const ct_buf q = ct_buf_make(f.q, A), k = ct_buf_make(f.k, A), v = ct_buf_make(f.v, A);
@@ -93,7 +135,10 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     for (int i = 0; i < c->n_conv && s == CT_OK; i++) {
         const int Co = c->conv_dim[i], K = c->conv_kernel[i], S = c->conv_stride[i];
         const int To = (int)((t_in - (size_t)K) / (size_t)S + 1);
-        const ct_buf cv = act_f32 ? out : ct_buf_make(f.cf, F32);
+        /* the GEMM convs accumulate their taps in float32 (cf); a layer of
+         * few taps (the first, over the PCM) is one sum and writes act */
+        const int direct = c_in * K < 64;
+        const ct_buf cv = act_f32 || direct ? out : ct_buf_make(f.cf, F32);
         s = ct_op_conv1d(be, cv, in, &m->conv_w[i], m->conv_b[i], nb, (int)t_in, c_in, Co, K, S, &f.ws);
         if (s == CT_OK) s = ct_op_layer_norm(be, out, cv, m->conv_ln_g[i], m->conv_ln_b[i], nb * To, Co, 1e-5f);
         if (s == CT_OK) s = ct_op_gelu(be, out, (size_t)nb * To * Co);
@@ -135,7 +180,8 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
         if (!host) s = ct_fail(CT_ERR_OOM, "aligner: logits of %zu frames", M);
     }
     if (s == CT_OK) s = o->to_host(be, host, f.logits, M * (size_t)c->vocab * sizeof *host);
-    free_bufs(be, &f);
+    if (!m->fwd) free_bufs(be, &f); /* else kept for the next batch */
+    else if (s != CT_OK) ct_w2v2_release_buffers(m);
     if (s != CT_OK) {
         free(host);
         return s;
@@ -214,13 +260,17 @@ ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_si
             s = ct_fail(CT_ERR_FORMAT, "aligner: %d frames per window, fewer than the %d the window needs", T, cf + wf);
             break;
         }
-        for (int r = 0; r < count; r++) {
-            int keep = wf;
-            if (first + (size_t)r == windows - 1) keep = wf - (int)ext_frames;
-            for (int t = 0; t < keep; t++)
-                log_softmax_row(em + (wrote + (size_t)t) * C, logits + ((size_t)r * T + cf + t) * V, V);
-            wrote += (size_t)keep;
+        /* rows are independent: threads change nothing in the result (a GPU
+         * batch of 64 windows is 96 000 rows, ~15 ms on one core) */
+        const int last_keep = wf - (int)ext_frames, is_last = first + (size_t)count == windows;
+        const long n_rows = (long)count * wf;
+#pragma omp parallel for schedule(static) if (n_rows >= 16384)
+        for (long i = 0; i < n_rows; i++) {
+            const int r = (int)(i / wf), t = (int)(i % wf);
+            if (is_last && r == count - 1 && t >= last_keep) continue;
+            log_softmax_row(em + (wrote + i) * C, logits + ((size_t)r * T + cf + t) * V, V);
         }
+        wrote += (size_t)count * wf - (is_last ? (size_t)ext_frames : 0);
         free(logits);
         first += (size_t)count;
     }

@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/wav2vec2.h"
 #include "compute/ops.h"
 #include "core/dtype.h"
+#include "model/safetensors.h"
 #include "testutil.h"
 
 static ct_backend *g_ref, *g_cu, *g_cu_simple;
@@ -226,13 +228,91 @@ static void check_attn(ct_backend *cu, const char *variant, ct_dtype dt, int B, 
 static void test_attn_full(void **state) {
     (void)state;
     const int len3[3] = {150, 97, 1};
-    check_attn(g_cu, "fused", CT_DTYPE_BF16, 3, 150, 4, 64, NULL);
-    check_attn(g_cu, "fused", CT_DTYPE_BF16, 3, 150, 4, 64, len3);
-    check_attn(g_cu, "fused", CT_DTYPE_BF16, 2, 70, 3, 32, NULL);
-    check_attn(g_cu, "fused", CT_DTYPE_BF16, 1, 1699, 2, 64, NULL); /* a 34 s window's frames */
+    /* the fused kernel with 8 warps (the default) and 4 (CT_CUDA_ATTN_FULL_WARPS=4, a test hook) */
+    for (int nw = 0; nw < 2; nw++) {
+        const char *v = nw ? "fused4" : "fused8";
+        if (nw) setenv("CT_CUDA_ATTN_FULL_WARPS", "4", 1);
+        check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, NULL);
+        check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, len3);
+        check_attn(g_cu, v, CT_DTYPE_BF16, 2, 70, 3, 32, NULL);
+        check_attn(g_cu, v, CT_DTYPE_BF16, 2, 200, 2, 128, len3);
+        check_attn(g_cu, v, CT_DTYPE_BF16, 1, 1699, 2, 64, NULL); /* a 34 s window's frames */
+        unsetenv("CT_CUDA_ATTN_FULL_WARPS");
+    }
     check_attn(g_cu_simple, "simple", CT_DTYPE_BF16, 3, 150, 4, 64, len3);
     check_attn(g_cu, "simple", CT_DTYPE_F16, 3, 150, 4, 64, len3);
     check_attn(g_cu, "simple", CT_DTYPE_BF16, 2, 50, 2, 80, NULL); /* a head size the fused kernel lacks */
+}
+
+/* ---- the whole network on the device ------------------------------------------ */
+/* make_aligner_fixtures.py pcm_clip: the generator test_align_wav2vec2.c uses. */
+static float *pcm_clip(size_t n, uint32_t seed) {
+    float *x = malloc(n * sizeof *x);
+    uint32_t st = seed;
+    for (size_t i = 0; i < n; i++) {
+        st = st * 1664525u + 1013904223u;
+        long long noise = (long long)(st >> 16) - 32768, env = (long long)((i / 800) % 16);
+        long long a = noise * env, q = a / 16;
+        if (a % 16 != 0 && a < 0) q--; /* Python's floor division */
+        x[i] = (float)((double)q / 32768.0);
+    }
+    return x;
+}
+
+/* max |got − want| over the emissions' scale, as test_align_wav2vec2.c states the bound */
+#define REF_SCALE 22.334494
+static double em_err(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (d > worst || isnan(d)) worst = isnan(d) ? INFINITY : d;
+    }
+    return worst / REF_SCALE;
+}
+
+/* The tiny random aligner (tests/fixtures/align/tiny-w2v2) on the cuda
+ * backend, bf16, against transformers' Wav2Vec2ForCTC float32 emissions of
+ * the same clips (align/emissions.safetensors): clip A, shorter than a
+ * window, and clip B, three windows in one padded batch, within the issue's
+ * 2e-2 (the full-size model is checked against transformers bf16 by
+ * tools/device/tf_align.py). Its head size 16 takes the simple attention. */
+static void test_forward_tiny(void **state) {
+    (void)state;
+    ct_safetensors *st;
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("align/emissions.safetensors"), &st));
+    const ct_st_tensor *ta = ct_st_find(st, "a"), *tb = ct_st_find(st, "b"), *tf = ct_st_find(st, "b_frames");
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_non_null(tf);
+    float *ra = malloc((size_t)ta->numel * sizeof(float)), *rb = malloc((size_t)tb->numel * sizeof(float));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(ta, ra, (size_t)ta->numel));
+    CT_ASSERT_OK(ct_st_tensor_to_f32(tb, rb, (size_t)tb->numel));
+    const int32_t *bfr = (const int32_t *)tf->data;
+    ct_w2v2_options wo = ct_w2v2_default_options();
+    wo.weight_dtype = CT_DTYPE_BF16;
+    ct_w2v2 *m;
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2"), g_cu, &wo, &m));
+    float *a = pcm_clip(40000, 1), *b = pcm_clip(976000, 2), *ea, *eb;
+    int fa, fb, ca, cb;
+    double stride;
+    CT_ASSERT_OK(ct_w2v2_emissions(m, a, 40000, 2, &ea, &fa, &ca, &stride));
+    assert_int_equal(fa, 125);
+    assert_int_equal(ca, 32);
+    CT_ASSERT_OK(ct_w2v2_emissions(m, b, 976000, 3, &eb, &fb, &cb, &stride));
+    assert_int_equal(fb, 3050);
+    const double e_a = em_err(ea, ra, 125 * 32);
+    double e_b = 0;
+    for (int64_t k = 0; k < tf->numel; k++) {
+        double e = em_err(eb + (size_t)bfr[k] * 32, rb + k * 32, 32);
+        if (e > e_b) e_b = e;
+    }
+    printf("  tiny aligner on cuda bf16 vs Wav2Vec2ForCTC fp32: clip A %.2e, clip B %.2e (bound 2e-2)\n", e_a, e_b);
+    assert_true(e_a <= 2e-2);
+    assert_true(e_b <= 2e-2);
+    assert_true(e_a > 1e-6); /* it did compute in bf16 */
+    free(a), free(b), free(ea), free(eb), free(ra), free(rb);
+    ct_w2v2_free(m);
+    ct_st_free(st);
 }
 
 /* ---- the CPU tables: the float32 entries, unchanged ---------------------------- */
@@ -279,6 +359,7 @@ int main(void) {
         cmocka_unit_test(test_conv1d_grouped),
         cmocka_unit_test(test_gelu_add),
         cmocka_unit_test(test_attn_full),
+        cmocka_unit_test(test_forward_tiny),
     };
     r = cmocka_run_group_tests_name("cuda", tests, NULL, NULL);
     ct_backend_arena_free(g_cu, &g_ws_cu);

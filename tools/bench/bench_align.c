@@ -246,12 +246,90 @@ static ct_status p_attn_full(ct_backend *be, float *out, const float *q, const f
     return s;
 }
 
+/* The typed entries (a device backend: CUDA), each timed between two
+ * synchronisations, so the numbers are the op's device time plus one
+ * launch gap (the ops otherwise queue without waiting). */
+#define SYNC_T0()                                                                                                      \
+    base_ops->synchronize(be);                                                                                         \
+    double t0 = now();                                                                                                 \
+    prof_c0 = cpu_now()
+#define SYNC_DT() (base_ops->synchronize(be), now() - t0)
+
+static ct_status pt_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                           float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->matmul_t(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    char key[96];
+    snprintf(key, sizeof key, "matmul N=%d K=%d", N, K);
+    prof_add(key, SYNC_DT(), 2.0 * M * N * K);
+    return s;
+}
+static ct_status pt_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                               float eps) {
+    SYNC_T0();
+    ct_status s = base_ops->layer_norm_t(be, y, x, g, b, M, D, eps);
+    char key[96];
+    snprintf(key, sizeof key, "layer_norm D=%d %s->%s", D, ct_dtype_name(x.dtype), ct_dtype_name(y.dtype));
+    prof_add(key, SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->convert(be, y, x, n);
+    prof_add("convert", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T,
+                           int Ci, int Co, int K, int stride, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->conv1d_t(be, y, x, w, bias, B, T, Ci, Co, K, stride, ws);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d Ci=%d K=%d T=%d", Ci, K, T);
+    prof_add(key, SYNC_DT(), 2.0 * B * ((T - K) / stride + 1) * (double)Co * Ci * K);
+    return s;
+}
+static ct_status pt_conv1d_grouped(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                                   int C, int G, int K, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->conv1d_grouped_t(be, y, x, w, bias, B, T, C, G, K, ws);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d_grouped C=%d G=%d K=%d", C, G, K);
+    prof_add(key, SYNC_DT(), 2.0 * B * T * (double)C * (C / G) * K);
+    return s;
+}
+static ct_status pt_gelu(ct_backend *be, ct_buf x, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->gelu_t(be, x, n);
+    prof_add("gelu", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->add_t(be, y, a, b, n);
+    prof_add("add", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                              int H, int Dh, ct_dtype prod, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->attn_full_t(be, out, q, k, v, len, B, T, H, Dh, prod, ws);
+    char key[96];
+    snprintf(key, sizeof key, "attn_full T=%d H=%d Dh=%d", T, H, Dh);
+    prof_add(key, SYNC_DT(), 4.0 * B * H * (double)T * T * Dh);
+    return s;
+}
+
 static void prof_install(ct_backend *be) {
     base_ops = be->ops;
     prof_ops = *be->ops;
     prof_ops.matmul = p_matmul, prof_ops.layer_norm = p_layer_norm, prof_ops.conv1d = p_conv1d;
     prof_ops.conv1d_grouped = p_conv1d_grouped, prof_ops.gelu = p_gelu, prof_ops.add = p_add;
     prof_ops.attn_full = p_attn_full;
+    if (be->ops->version >= 5 && be->ops->attn_full_t) {
+        prof_ops.matmul_t = pt_matmul, prof_ops.layer_norm_t = pt_layer_norm, prof_ops.convert = pt_convert;
+        prof_ops.conv1d_t = pt_conv1d, prof_ops.conv1d_grouped_t = pt_conv1d_grouped, prof_ops.gelu_t = pt_gelu;
+        prof_ops.add_t = pt_add, prof_ops.attn_full_t = pt_attn_full;
+    }
     be->ops = &prof_ops;
 }
 

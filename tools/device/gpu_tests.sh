@@ -33,7 +33,7 @@ if has build; then
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
     test_asr_cuda_ops test_generate_forced test_generate_device test_mel_device test_cuda_w2v2_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
-    bench_cuda_asr bench_sched bench_align > "$LOGS/build.log" 2>&1 ||
+    bench_cuda_asr bench_sched bench_align cohere-transcribe > "$LOGS/build.log" 2>&1 ||
     { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
 fi
@@ -71,11 +71,40 @@ if has align; then
   el "align: ours"
   build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batch 16 --clips ${ALIGN_CLIPS:-10,70,35} \
     --save /tmp/align_em.f32 --save-pcm /tmp/align_pcm.f32 2>&1 | tail -4
-  timeout 200 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batches ${ALIGN_BATCHES:-16,32,64} \
-    --reps 3 2>&1 | grep -E "emissions|bench_align" | tee "$OUTDIR/align-ours.jsonl"
+  # ALIGN_VARIANTS: default, attn4 (the attention's 4-warp kernel), tune (cuBLASLt candidates timed, CT_CUDA_TUNE=1)
+  for var in ${ALIGN_VARIANTS:-default}; do
+    case $var in attn4) ev="CT_CUDA_ATTN_FULL_WARPS=4" ;; tune) ev="CT_CUDA_TUNE=1" ;; *) ev="CT_NONE=1" ;; esac
+    el "align: ours ($var)"
+    env $ev timeout 200 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 \
+      --batches ${ALIGN_BATCHES:-16,32,64} --reps 3 2>&1 | grep -E "emissions|bench_align" | sed "s/^{/{\"variant\":\"$var\",/" |
+      tee -a "$OUTDIR/align-ours.jsonl"
+  done
+  if [ -n "${ALIGN_PROFILE:-}" ]; then # every op between two synchronisations, one batch
+    timeout 100 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batches $ALIGN_PROFILE \
+      --reps 2 --profile-ops > "$OUTDIR/align-profile.jsonl" 2>&1
+    tail -25 "$OUTDIR/align-profile.jsonl"
+  fi
   el "align: transformers"
   timeout 240 python3 tools/device/tf_align.py --model /tmp/mms300m --parity /tmp/align_pcm.f32 --clips ${ALIGN_CLIPS:-10,70,35} \
     --ours /tmp/align_em.f32 --bench ${ALIGN_BATCHES:-16,32,64} --reps 3 2>&1 | grep -v -i warn | tee "$OUTDIR/align-tf.jsonl" | tail -12
+  if [ -f "${ALIGN_VAD:-}" ]; then # the product: --alignment word on cuda and on cpu, tiny ASR model and tiny aligner
+    el "align: product"
+    for dev in cuda cpu; do
+      rm -rf /tmp/align_e2e_$dev && mkdir -p /tmp/align_e2e_$dev
+      cp tests/fixtures/audio/c1_en_us_3s.wav tests/fixtures/audio/c5_es_en_34s.wav /tmp/align_e2e_$dev/
+      HF_HUB_CACHE=$PWD/tests/fixtures/tiny-aligner/hub HF_HUB_OFFLINE=1 timeout 100 build-gpu/bin/cohere-transcribe \
+        /tmp/align_e2e_$dev --model tests/fixtures/tiny-product --vad-weights "$ALIGN_VAD" --language en \
+        --max-new-tokens 8 --alignment word --device $dev --formats json > "$LOGS/align-product-$dev.log" 2>&1
+      echo "product $dev rc=$?"
+    done
+    python3 -c "import json,sys
+for n in ('c1_en_us_3s', 'c5_es_en_34s'):
+    w = {d: json.load(open('/tmp/align_e2e_%s/%s.json' % (d, n)))['words'] for d in ('cuda', 'cpu')}
+    key = lambda x: (x['text'], x['start'], x['end'], x['timing_source'])
+    same = sum(key(a) == key(b) for a, b in zip(w['cuda'], w['cpu']))
+    src = sorted(set(x['timing_source'] for x in w['cuda']))
+    print(n, 'words cuda', len(w['cuda']), 'cpu', len(w['cpu']), 'identical', same, 'sources', src)"
+  fi
 fi
 if has ab; then
   # AB_DEVICES: cuda (old engine), cuda-ops (auto: the device loop, a graph), cuda-ops:host (the host loop)

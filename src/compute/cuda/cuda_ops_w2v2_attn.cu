@@ -11,22 +11,27 @@
  * rows to it).
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "compute/cuda/cuda_be.h"
 
 namespace {
 
-constexpr int QB = 64; /* query rows per block: 4 warps × 16 */
 constexpr int KB = 64; /* keys per tile */
-constexpr int THREADS = 128;
 
-template <int DH> struct fshape {
+/* NW warps of 16 query rows each: QB = 16·NW rows per block share each
+ * staged K and V tile (8 warps halve the tile traffic per query of 4) */
+template <int DH, int NW> struct fshape {
+    static constexpr int QB = 16 * NW;
+    static constexpr int THREADS = 32 * NW;
     static constexpr int LDS = DH + 8; /* bf16 row stride: conflict-free fragment loads */
     static constexpr int NK = DH / 16;
     static constexpr int NO = DH / 8;
     static constexpr int TILE = KB * LDS;
     static constexpr size_t SMEM = (size_t)(2 * TILE + QB * LDS) * 2;
 };
+constexpr int THREADS = 128; /* the simple kernel */
 
 __device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -63,22 +68,23 @@ __device__ __forceinline__ void cp_async16(uint16_t *dst, const uint16_t *src, b
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 /* rows [0, n) of a DH-wide slice into shared memory; rows ≥ valid zero */
-template <int DH> __device__ __forceinline__ void stage(uint16_t *s, const uint16_t *g, size_t ldg, int n, int valid) {
-    constexpr int V = DH / 8;
-    for (int idx = threadIdx.x; idx < n * V; idx += THREADS) {
+template <int DH, int NT>
+__device__ __forceinline__ void stage(uint16_t *s, const uint16_t *g, size_t ldg, int n, int valid) {
+    constexpr int V = DH / 8, LDS = DH + 8;
+    for (int idx = threadIdx.x; idx < n * V; idx += NT) {
         int r = idx / V, c = idx % V;
         bool ok = r < valid;
-        cp_async16(s + r * fshape<DH>::LDS + c * 8, ok ? g + (size_t)r * ldg + c * 8 : g, ok);
+        cp_async16(s + r * LDS + c * 8, ok ? g + (size_t)r * ldg + c * 8 : g, ok);
     }
 }
 
 /* q, k, v, o (B, T, H·DH) bf16; len (B) device or NULL (all T) */
-template <int DH>
-__global__ void __launch_bounds__(THREADS, 2)
+template <int DH, int NW>
+__global__ void __launch_bounds__(32 * NW, 2)
     k_attn_full_fused(uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int *len, int T,
                       int H, int nqb, float scale_log2) {
-    using S = fshape<DH>;
-    constexpr int LDS = S::LDS, NK = S::NK, NO = S::NO;
+    using S = fshape<DH, NW>;
+    constexpr int LDS = S::LDS, NK = S::NK, NO = S::NO, QB = S::QB, NT = S::THREADS;
     extern __shared__ __align__(16) unsigned char smem[];
     uint16_t *sK = reinterpret_cast<uint16_t *>(smem);
     uint16_t *sV = sK + S::TILE;
@@ -94,15 +100,15 @@ __global__ void __launch_bounds__(THREADS, 2)
     const int nrow = min(QB, T - i0);
 
     if (i0 >= L) { /* every query row padded: output zero */
-        for (int idx = threadIdx.x; idx < nrow * (DH / 8); idx += THREADS)
+        for (int idx = threadIdx.x; idx < nrow * (DH / 8); idx += NT)
             *reinterpret_cast<uint4 *>(orow + (size_t)(i0 + idx / (DH / 8)) * D + (idx % (DH / 8)) * 8) =
                 make_uint4(0, 0, 0, 0);
         return;
     }
 
-    stage<DH>(sQ, qr + (size_t)i0 * D, D, QB, nrow);
-    stage<DH>(sK, kr, D, KB, min(KB, L));
-    stage<DH>(sV, vr, D, KB, min(KB, L));
+    stage<DH, NT>(sQ, qr + (size_t)i0 * D, D, QB, nrow);
+    stage<DH, NT>(sK, kr, D, KB, min(KB, L));
+    stage<DH, NT>(sV, vr, D, KB, min(KB, L));
     cp_async_wait_all();
     __syncthreads();
     uint32_t qa[NK][4];
@@ -138,7 +144,7 @@ __global__ void __launch_bounds__(THREADS, 2)
             }
         __syncthreads(); /* every warp is done with sK */
         const int jn = j0 + KB;
-        if (jn < L) stage<DH>(sK, kr + (size_t)jn * D, D, KB, min(KB, L - jn));
+        if (jn < L) stage<DH, NT>(sK, kr + (size_t)jn * D, D, KB, min(KB, L - jn));
 
         float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
@@ -194,7 +200,7 @@ __global__ void __launch_bounds__(THREADS, 2)
             }
         }
         __syncthreads(); /* every warp is done with sV */
-        if (jn < L) stage<DH>(sV, vr + (size_t)jn * D, D, KB, min(KB, L - jn));
+        if (jn < L) stage<DH, NT>(sV, vr + (size_t)jn * D, D, KB, min(KB, L - jn));
         cp_async_wait_all();
         __syncthreads();
     }
@@ -215,18 +221,29 @@ __global__ void __launch_bounds__(THREADS, 2)
     }
 }
 
-template <int DH>
+template <int DH, int NW>
 ct_status launch_fused(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                        const int *len, int B, int T, int H, float scale) {
-    CT_CUDA_TRY(cudaFuncSetAttribute(k_attn_full_fused<DH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)fshape<DH>::SMEM));
-    int nqb = (T + QB - 1) / QB;
+    using S = fshape<DH, NW>;
+    CT_CUDA_TRY(cudaFuncSetAttribute(k_attn_full_fused<DH, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)S::SMEM));
+    int nqb = (T + S::QB - 1) / S::QB;
     size_t nblk = (size_t)nqb * B * H;
     if (nblk > 0x7fffffffu) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_full: %zu blocks", nblk);
-    k_attn_full_fused<DH><<<(unsigned)nblk, THREADS, fshape<DH>::SMEM, st>>>(o, q, k, v, len, T, H, nqb,
-                                                                           scale * 1.4426950408889634f);
+    k_attn_full_fused<DH, NW><<<(unsigned)nblk, S::THREADS, S::SMEM, st>>>(o, q, k, v, len, T, H, nqb,
+                                                                          scale * 1.4426950408889634f);
     CT_CUDA_TRY(cudaGetLastError());
     return CT_OK;
+}
+
+/* 8 warps (128 query rows a block) unless CT_CUDA_ATTN_FULL_WARPS=4 (the
+ * A/B and test hook: both are built and tested) */
+template <int DH>
+ct_status launch_fused_nw(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                          const int *len, int B, int T, int H, float scale) {
+    const char *e = getenv("CT_CUDA_ATTN_FULL_WARPS");
+    if (e && !strcmp(e, "4")) return launch_fused<DH, 4>(st, o, q, k, v, len, B, T, H, scale);
+    return launch_fused<DH, 8>(st, o, q, k, v, len, B, T, H, scale);
 }
 
 /* The simple kernel: one block per (b, h, i), the L scores in shared memory,
@@ -292,9 +309,9 @@ ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, c
     if (dt == CT_DTYPE_BF16 && !env_simple && (Dh == 32 || Dh == 64 || Dh == 128)) {
         uint16_t *o = (uint16_t *)out.data;
         const uint16_t *qq = (const uint16_t *)q.data, *kk = (const uint16_t *)k.data, *vv = (const uint16_t *)v.data;
-        if (Dh == 32) return launch_fused<32>(st, o, qq, kk, vv, dlen, B, T, H, scale);
-        if (Dh == 64) return launch_fused<64>(st, o, qq, kk, vv, dlen, B, T, H, scale);
-        return launch_fused<128>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        if (Dh == 32) return launch_fused_nw<32>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        if (Dh == 64) return launch_fused_nw<64>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        return launch_fused_nw<128>(st, o, qq, kk, vv, dlen, B, T, H, scale);
     }
     size_t rows = (size_t)B * H * T;
     if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda attn_full: %zu query rows", rows);

@@ -228,10 +228,10 @@ static void check_attn(ct_backend *cu, const char *variant, ct_dtype dt, int B, 
 static void test_attn_full(void **state) {
     (void)state;
     const int len3[3] = {150, 97, 1};
-    /* the fused kernel with 8 warps (the default) and 4 (CT_CUDA_ATTN_FULL_WARPS=4, a test hook) */
+    /* the fused kernel with 4 warps (the default) and 8 (CT_CUDA_ATTN_FULL_WARPS=8, a test hook) */
     for (int nw = 0; nw < 2; nw++) {
-        const char *v = nw ? "fused4" : "fused8";
-        if (nw) setenv("CT_CUDA_ATTN_FULL_WARPS", "4", 1);
+        const char *v = nw ? "fused8" : "fused4";
+        if (nw) setenv("CT_CUDA_ATTN_FULL_WARPS", "8", 1);
         check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, NULL);
         check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, len3);
         check_attn(g_cu, v, CT_DTYPE_BF16, 2, 70, 3, 32, NULL);

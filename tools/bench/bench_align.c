@@ -170,6 +170,7 @@ static void prof_add(const char *key, double dt, double flop) {
     while (i < n_prof && strcmp(prof[i].key, key)) i++;
     if (i == n_prof) {
         if (n_prof == (int)(sizeof prof / sizeof prof[0])) return;
+        memset(&prof[n_prof], 0, sizeof prof[0]); /* a row of an earlier rep's table is reused */
         snprintf(prof[n_prof++].key, sizeof prof[0].key, "%s", key);
     }
     prof[i].seconds += dt, prof[i].cpu += dc, prof[i].flop += flop, prof[i].calls++;

@@ -236,14 +236,17 @@ ct_status launch_fused(cudaStream_t st, uint16_t *o, const uint16_t *q, const ui
     return CT_OK;
 }
 
-/* 8 warps (128 query rows a block) unless CT_CUDA_ATTN_FULL_WARPS=4 (the
- * A/B and test hook: both are built and tested) */
+/* 4 warps (64 query rows a block) unless CT_CUDA_ATTN_FULL_WARPS=8 (the
+ * A/B and test hook: both are built and tested). The 8-warp blocks share
+ * each K/V tile among twice the queries but spill a little under the
+ * 2-blocks-per-SM register cap, and were 1–3 % slower end to end on the
+ * H200 (docs/PERFORMANCE.md, "Word aligner on the GPU"). */
 template <int DH>
 ct_status launch_fused_nw(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                           const int *len, int B, int T, int H, float scale) {
     const char *e = getenv("CT_CUDA_ATTN_FULL_WARPS");
-    if (e && !strcmp(e, "4")) return launch_fused<DH, 4>(st, o, q, k, v, len, B, T, H, scale);
-    return launch_fused<DH, 8>(st, o, q, k, v, len, B, T, H, scale);
+    if (e && !strcmp(e, "8")) return launch_fused<DH, 8>(st, o, q, k, v, len, B, T, H, scale);
+    return launch_fused<DH, 4>(st, o, q, k, v, len, B, T, H, scale);
 }
 
 /* The simple kernel: one block per (b, h, i), the L scores in shared memory,

@@ -25,7 +25,9 @@ ct_dtype ct_backend_act_dtype(const ct_backend *be);
  * may be CT_BUF_NONE; y f32 when residual is given. */
 ct_status ct_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
                        float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
-/* y (act|f32) = LN(x (f32)); y may equal x when both are f32. */
+/* y (act|f32) = LN(x (f32)); y may equal x when both are f32. The aligner
+ * also passes x in act (its first conv's output, the feature projection's
+ * input): CUDA takes either, in place when the types agree. */
 ct_status ct_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
                            float eps);
 /* y, x: act. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "align/wav2vec2_internal.h"
+#include "compute/ops.h"
 #include "model/safetensors.h"
 
 ct_w2v2_options ct_w2v2_default_options(void) {
@@ -263,7 +264,10 @@ static ct_status load_weights(ct_w2v2 *m, const ct_safetensors *st, ct_dtype dt)
         return ct_fail(CT_ERR_FORMAT, "aligner weights: %s exists but num_hidden_layers is %d", n, c->layers);
     CT_TRY(load_vec(m, st, "wav2vec2.encoder.layer_norm.weight", H, &m->enc_ln_g));
     CT_TRY(load_vec(m, st, "wav2vec2.encoder.layer_norm.bias", H, &m->enc_ln_b));
-    CT_TRY(load_mat(m, st, "lm_head.weight", 2, (int64_t[]){c->vocab, H}, CT_DTYPE_F32, &m->head_w));
+    /* the head stays float32 where the backend multiplies float32 matrices
+     * (the CPU); CUDA multiplies only its activation type */
+    const ct_dtype head_dt = m->be->ops->supports_weight(m->be, CT_DTYPE_F32) ? CT_DTYPE_F32 : dt;
+    CT_TRY(load_mat(m, st, "lm_head.weight", 2, (int64_t[]){c->vocab, H}, head_dt, &m->head_w));
     CT_TRY(load_vec(m, st, "lm_head.bias", c->vocab, &m->head_b));
     return CT_OK;
 }
@@ -272,7 +276,7 @@ ct_status ct_w2v2_open(const char *dir, ct_backend *be, const ct_w2v2_options *o
     *out = NULL;
     ct_w2v2_options def = ct_w2v2_default_options();
     if (!opts) opts = &def;
-    if (!be->ops->conv1d || !be->ops->attn_full || be->ops->version < 2)
+    if (!ct_backend_has_w2v2_ops(be))
         return ct_fail(CT_ERR_UNSUPPORTED, "aligner: backend %s lacks the wav2vec2 ops", be->ops->name);
     if (!be->ops->supports_weight(be, opts->weight_dtype))
         return ct_fail(CT_ERR_UNSUPPORTED, "aligner: backend %s does not take %s weights", be->ops->name,
@@ -301,6 +305,7 @@ ct_status ct_w2v2_open(const char *dir, ct_backend *be, const ct_w2v2_options *o
 
 void ct_w2v2_free(ct_w2v2 *m) {
     if (!m) return;
+    ct_w2v2_release_buffers(m);
     for (int i = 0; i < CT_W2V2_MAX_CONV; i++) ct_tensor_release(&m->conv_w[i]);
     ct_tensor_release(&m->fp_w);
     ct_tensor_release(&m->head_w);

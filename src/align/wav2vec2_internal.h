@@ -23,6 +23,12 @@ struct ct_w2v2 {
     size_t n_owned, cap_owned;
     int batch_cap; /* learned after an out-of-memory (0: none yet) */
     ct_dtype attn_dtype; /* the attention products' type: BF16 with bf16 matrices, else F32 */
+    void *fwd;           /* the forward's buffers kept on a device backend (wav2vec2_run.c), or NULL */
+    int fwd_nb;          /* ... for up to fwd_nb rows */
+    size_t fwd_n;        /* ... of fwd_n samples */
 };
+
+/* Free the kept forward buffers (wav2vec2_run.c). */
+void ct_w2v2_release_buffers(ct_w2v2 *m);
 
 #endif

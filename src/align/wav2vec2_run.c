@@ -8,24 +8,27 @@
 #include <string.h>
 
 #include "align/wav2vec2_internal.h"
+#include "compute/ops.h"
 
+/* Buffers of the forward pass. act: the backend's activation type (F32 on
+ * the CPU, bf16 on CUDA); the residual stream h, the conv outputs before
+ * their LayerNorm (cf) and the logits are float32 everywhere. On the CPU
+ * cf is the conv's own output buffer (a/b), hx is h and no buffer is
+ * converted, so the ops run exactly as the float32 forward always did. */
 typedef struct fwd_bufs {
-    float *x, *a, *b, *h, *ln, *q, *k, *v, *att, *ff, *logits;
+    void *x, *a, *b, *cf, *h, *hx, *ln, *q, *k, *v, *att, *ff, *logits;
     ct_arena ws;
 } fwd_bufs;
 
 static void free_bufs(ct_backend *be, fwd_bufs *f) {
-    float *all[] = {f->x, f->a, f->b, f->h, f->ln, f->q, f->k, f->v, f->att, f->ff, f->logits};
+    void *all[] = {f->x, f->a, f->b, f->cf, f->h, f->hx, f->ln, f->q, f->k, f->v, f->att, f->ff, f->logits};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]) be->ops->free(be, all[i]);
     ct_backend_arena_free(be, &f->ws);
 }
 
-static ct_status alloc_f(ct_backend *be, float **p, size_t n) {
-    void *q = NULL;
-    CT_TRY(be->ops->alloc(be, (n ? n : 1) * sizeof(float), &q));
-    *p = q;
-    return CT_OK;
+static ct_status alloc_b(ct_backend *be, void **p, size_t n, ct_dtype t) {
+    return be->ops->alloc(be, (n ? n : 1) * ct_dtype_size(t), p);
 }
 
 /* Frames after the conv stack for n input samples (0 when too short). */
@@ -40,18 +43,24 @@ static int frames_after_convs(const ct_w2v2_config *c, size_t n, size_t *max_con
     return t > (size_t)(1 << 30) ? 0 : (int)t;
 }
 
-ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
-    *logits = NULL;
-    *frames = 0;
+/* The forward pass's buffers for nb rows of n samples. A device backend
+ * keeps them between calls (cudaMalloc and cudaFree of ~20 GB per batch of
+ * 64 windows cost more than some of the ops) while the row length is the
+ * same and nb fits; ct_w2v2_release_buffers drops them (after an
+ * out-of-memory, and in ct_w2v2_free). The CPU allocates per call, as
+ * before. */
+static ct_status fwd_buffers(ct_w2v2 *m, int nb, size_t n, int T, size_t conv_max, fwd_bufs *f) {
     ct_backend *be = m->be;
-    const ct_backend_ops *o = be->ops;
     const ct_w2v2_config *c = &m->cfg;
-    size_t conv_max = 0;
-    const int T = frames_after_convs(c, n, &conv_max);
-    if (nb <= 0 || T <= 0) return ct_fail(CT_ERR_INVALID_ARG, "aligner: %zu samples give no frames", n);
-    const int H = c->hidden, Dh = H / c->heads;
+    const ct_dtype A = ct_backend_act_dtype(be), F32 = CT_DTYPE_F32;
+    const int act_f32 = A == F32, H = c->hidden, Dh = H / c->heads;
+    if (m->fwd && m->fwd_nb >= nb && m->fwd_n == n) {
+        *f = *(fwd_bufs *)m->fwd;
+        return CT_OK;
+    }
+    ct_w2v2_release_buffers(m);
     const size_t M = (size_t)nb * T;
-    fwd_bufs f = {0};
+    memset(f, 0, sizeof *f);
     /* scratch: the conv im2col tile (+ a widened weight), one T×T score
      * matrix, or the bf16 attention's packed head and 512-row blocks */
     size_t ws_floats = (size_t)T * T + (size_t)T;
@@ -63,67 +72,116 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
         if (need > ws_floats) ws_floats = need;
     }
     size_t wide = (size_t)(c->ffn > H ? c->ffn : H);
-    if ((size_t)c->vocab > wide) wide = (size_t)c->vocab;
-    ct_status s = alloc_f(be, &f.x, (size_t)nb * n);
-    if (s == CT_OK) s = alloc_f(be, &f.a, (size_t)nb * conv_max);
-    if (s == CT_OK) s = alloc_f(be, &f.b, (size_t)nb * conv_max);
-    if (s == CT_OK) s = alloc_f(be, &f.h, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.ln, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.q, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.k, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.v, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.att, M * H);
-    if (s == CT_OK) s = alloc_f(be, &f.ff, M * wide);
-    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f.ws);
+    ct_status s = alloc_b(be, &f->x, (size_t)nb * n, F32);
+    if (s == CT_OK) s = alloc_b(be, &f->a, (size_t)nb * conv_max, A);
+    if (s == CT_OK) s = alloc_b(be, &f->b, (size_t)nb * conv_max, A);
+    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->cf, (size_t)nb * conv_max, F32);
+    if (s == CT_OK) s = alloc_b(be, &f->h, M * H, F32);
+    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->hx, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->ln, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->q, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->k, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->v, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->att, M * H, A);
+    if (s == CT_OK) s = alloc_b(be, &f->ff, M * wide, A);
+    if (s == CT_OK) s = alloc_b(be, &f->logits, M * (size_t)c->vocab, F32);
+    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f->ws);
+    if (s != CT_OK) {
+        free_bufs(be, f);
+        memset(f, 0, sizeof *f);
+        return s;
+    }
+    if (be->ops->stream(be)) { /* a device: keep them */
+        fwd_bufs *keep = malloc(sizeof *keep);
+        if (keep) {
+            *keep = *f;
+            m->fwd = keep, m->fwd_nb = nb, m->fwd_n = n;
+        }
+    }
+    return CT_OK;
+}
+
+void ct_w2v2_release_buffers(ct_w2v2 *m) {
+    if (!m->fwd) return;
+    free_bufs(m->be, (fwd_bufs *)m->fwd);
+    free(m->fwd);
+    m->fwd = NULL;
+    m->fwd_nb = 0, m->fwd_n = 0;
+}
+
+ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
+    *logits = NULL;
+    *frames = 0;
+    ct_backend *be = m->be;
+    const ct_backend_ops *o = be->ops;
+    const ct_w2v2_config *c = &m->cfg;
+    const ct_dtype A = ct_backend_act_dtype(be), F32 = CT_DTYPE_F32;
+    const int act_f32 = A == F32;
+    size_t conv_max = 0;
+    const int T = frames_after_convs(c, n, &conv_max);
+    if (nb <= 0 || T <= 0) return ct_fail(CT_ERR_INVALID_ARG, "aligner: %zu samples give no frames", n);
+    const int H = c->hidden, Dh = H / c->heads;
+    const size_t M = (size_t)nb * T;
+    fwd_bufs f = {0};
+    ct_status s = fwd_buffers(m, nb, n, T, conv_max, &f);
     if (s == CT_OK) s = o->to_device(be, f.x, pcm, (size_t)nb * n * sizeof(float));
+    const ct_buf h = ct_buf_make(f.h, F32), hx = act_f32 ? h : ct_buf_make(f.hx, A), ln = ct_buf_make(f.ln, A);
+    const ct_buf q = ct_buf_make(f.q, A), k = ct_buf_make(f.k, A), v = ct_buf_make(f.v, A);
+    const ct_buf att = ct_buf_make(f.att, A), ff = ct_buf_make(f.ff, A), lg = ct_buf_make(f.logits, F32);
     /* feature encoder: conv → LayerNorm over channels → GELU, channels last */
-    const float *in = f.x;
-    float *out = f.a;
+    ct_buf in = ct_buf_make(f.x, F32), out = ct_buf_make(f.a, A);
     size_t t_in = n;
     int c_in = 1;
     for (int i = 0; i < c->n_conv && s == CT_OK; i++) {
         const int Co = c->conv_dim[i], K = c->conv_kernel[i], S = c->conv_stride[i];
         const int To = (int)((t_in - (size_t)K) / (size_t)S + 1);
-        s = o->conv1d(be, out, in, &m->conv_w[i], m->conv_b[i], nb, (int)t_in, c_in, Co, K, S, &f.ws);
-        if (s == CT_OK) s = o->layer_norm(be, out, out, m->conv_ln_g[i], m->conv_ln_b[i], nb * To, Co, 1e-5f);
-        if (s == CT_OK) s = o->gelu(be, out, (size_t)nb * To * Co);
+        /* the GEMM convs accumulate their taps in float32 (cf); a layer of
+         * few taps (the first, over the PCM) is one sum and writes act */
+        const int direct = c_in * K < 64;
+        const ct_buf cv = act_f32 || direct ? out : ct_buf_make(f.cf, F32);
+        s = ct_op_conv1d(be, cv, in, &m->conv_w[i], m->conv_b[i], nb, (int)t_in, c_in, Co, K, S, &f.ws);
+        if (s == CT_OK) s = ct_op_layer_norm(be, out, cv, m->conv_ln_g[i], m->conv_ln_b[i], nb * To, Co, 1e-5f);
+        if (s == CT_OK) s = ct_op_gelu(be, out, (size_t)nb * To * Co);
         in = out;
-        out = out == f.a ? f.b : f.a;
+        out = ct_buf_make(out.data == f.a ? f.b : f.a, A);
         t_in = (size_t)To;
         c_in = Co;
     }
     /* feature projection, positional conv */
-    if (s == CT_OK) s = o->layer_norm(be, f.ln, in, m->fp_ln_g, m->fp_ln_b, (int)M, c_in, c->eps);
-    if (s == CT_OK) s = o->matmul(be, f.h, f.ln, &m->fp_w, m->fp_b, NULL, 1.0f, CT_ACT_NONE, (int)M, H, c_in, &f.ws);
-    if (s == CT_OK) s = o->conv1d_grouped(be, f.q, f.h, m->pos_w, m->pos_b, nb, T, H, c->pos_groups, c->pos_kernel);
-    if (s == CT_OK) s = o->gelu(be, f.q, M * H);
-    if (s == CT_OK) s = o->add(be, f.h, f.h, f.q, M * H);
+    if (s == CT_OK) s = ct_op_layer_norm(be, ln, in, m->fp_ln_g, m->fp_ln_b, (int)M, c_in, c->eps);
+    if (s == CT_OK) s = ct_op_matmul(be, h, ln, &m->fp_w, m->fp_b, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, H, c_in, &f.ws);
+    if (s == CT_OK && !act_f32) s = ct_op_convert(be, hx, h, M * H);
+    if (s == CT_OK)
+        s = ct_op_conv1d_grouped(be, q, hx, m->pos_w, m->pos_b, nb, T, H, c->pos_groups, c->pos_kernel, &f.ws);
+    if (s == CT_OK) s = ct_op_gelu(be, q, M * H);
+    if (s == CT_OK) s = ct_op_add(be, h, h, q, M * H);
     /* pre-LN transformer layers */
     for (int l = 0; l < c->layers && s == CT_OK; l++) {
         const w2v2_layer *L = &m->layer[l];
-        s = o->layer_norm(be, f.ln, f.h, L->ln1_g, L->ln1_b, (int)M, H, c->eps);
-        if (s == CT_OK) s = o->matmul(be, f.q, f.ln, &L->q, L->bq, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
-        if (s == CT_OK) s = o->matmul(be, f.k, f.ln, &L->k, L->bk, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
-        if (s == CT_OK) s = o->matmul(be, f.v, f.ln, &L->v, L->bv, NULL, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
-        if (s == CT_OK) s = o->attn_full(be, f.att, f.q, f.k, f.v, nb, T, c->heads, Dh, m->attn_dtype, &f.ws);
-        if (s == CT_OK) s = o->matmul(be, f.h, f.att, &L->o, L->bo, f.h, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
-        if (s == CT_OK) s = o->layer_norm(be, f.ln, f.h, L->ln2_g, L->ln2_b, (int)M, H, c->eps);
+        s = ct_op_layer_norm(be, ln, h, L->ln1_g, L->ln1_b, (int)M, H, c->eps);
+        if (s == CT_OK) s = ct_op_matmul(be, q, ln, &L->q, L->bq, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = ct_op_matmul(be, k, ln, &L->k, L->bk, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = ct_op_matmul(be, v, ln, &L->v, L->bv, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = ct_op_attn_full(be, att, q, k, v, NULL, nb, T, c->heads, Dh, m->attn_dtype, &f.ws);
+        if (s == CT_OK) s = ct_op_matmul(be, h, att, &L->o, L->bo, h, 1.0f, CT_ACT_NONE, (int)M, H, H, &f.ws);
+        if (s == CT_OK) s = ct_op_layer_norm(be, ln, h, L->ln2_g, L->ln2_b, (int)M, H, c->eps);
         if (s == CT_OK)
-            s = o->matmul(be, f.ff, f.ln, &L->ff1, L->bff1, NULL, 1.0f, CT_ACT_NONE, (int)M, c->ffn, H, &f.ws);
-        if (s == CT_OK) s = o->gelu(be, f.ff, M * (size_t)c->ffn);
-        if (s == CT_OK)
-            s = o->matmul(be, f.h, f.ff, &L->ff2, L->bff2, f.h, 1.0f, CT_ACT_NONE, (int)M, H, c->ffn, &f.ws);
+            s = ct_op_matmul(be, ff, ln, &L->ff1, L->bff1, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, c->ffn, H, &f.ws);
+        if (s == CT_OK) s = ct_op_gelu(be, ff, M * (size_t)c->ffn);
+        if (s == CT_OK) s = ct_op_matmul(be, h, ff, &L->ff2, L->bff2, h, 1.0f, CT_ACT_NONE, (int)M, H, c->ffn, &f.ws);
     }
-    if (s == CT_OK) s = o->layer_norm(be, f.ln, f.h, m->enc_ln_g, m->enc_ln_b, (int)M, H, c->eps);
+    if (s == CT_OK) s = ct_op_layer_norm(be, ln, h, m->enc_ln_g, m->enc_ln_b, (int)M, H, c->eps);
     if (s == CT_OK)
-        s = o->matmul(be, f.ff, f.ln, &m->head_w, m->head_b, NULL, 1.0f, CT_ACT_NONE, (int)M, c->vocab, H, &f.ws);
+        s = ct_op_matmul(be, lg, ln, &m->head_w, m->head_b, CT_BUF_NONE, 1.0f, CT_ACT_NONE, (int)M, c->vocab, H,
+                         &f.ws);
     float *host = NULL;
     if (s == CT_OK) {
         host = malloc(M * (size_t)c->vocab * sizeof *host);
         if (!host) s = ct_fail(CT_ERR_OOM, "aligner: logits of %zu frames", M);
     }
-    if (s == CT_OK) s = o->to_host(be, host, f.ff, M * (size_t)c->vocab * sizeof *host);
-    free_bufs(be, &f);
+    if (s == CT_OK) s = o->to_host(be, host, f.logits, M * (size_t)c->vocab * sizeof *host);
+    if (!m->fwd) free_bufs(be, &f); /* else kept for the next batch */
+    else if (s != CT_OK) ct_w2v2_release_buffers(m);
     if (s != CT_OK) {
         free(host);
         return s;
@@ -202,13 +260,17 @@ ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_si
             s = ct_fail(CT_ERR_FORMAT, "aligner: %d frames per window, fewer than the %d the window needs", T, cf + wf);
             break;
         }
-        for (int r = 0; r < count; r++) {
-            int keep = wf;
-            if (first + (size_t)r == windows - 1) keep = wf - (int)ext_frames;
-            for (int t = 0; t < keep; t++)
-                log_softmax_row(em + (wrote + (size_t)t) * C, logits + ((size_t)r * T + cf + t) * V, V);
-            wrote += (size_t)keep;
+        /* rows are independent: threads change nothing in the result (a GPU
+         * batch of 64 windows is 96 000 rows, ~15 ms on one core) */
+        const int last_keep = wf - (int)ext_frames, is_last = first + (size_t)count == windows;
+        const long n_rows = (long)count * wf;
+#pragma omp parallel for schedule(static) if (n_rows >= 16384)
+        for (long i = 0; i < n_rows; i++) {
+            const int r = (int)(i / wf), t = (int)(i % wf);
+            if (is_last && r == count - 1 && t >= last_keep) continue;
+            log_softmax_row(em + (wrote + i) * C, logits + ((size_t)r * T + cf + t) * V, V);
         }
+        wrote += (size_t)count * wf - (is_last ? (size_t)ext_frames : 0);
         free(logits);
         first += (size_t)count;
     }

@@ -40,7 +40,11 @@
  *    (docs/ARCHITECTURE.md, "Decoder steps on the device").
  * 5: fused encoder ops (layer_norm2, glu_dwconv1d, attn_relpos_qkv): each
  *    the composition of earlier entries, in fewer passes over memory; and
- *    page-locked host memory (host_alloc, host_free) for the mel's PCM. */
+ *    page-locked host memory (host_alloc, host_free) for the mel's PCM;
+ *    and typed entries of the wav2vec2 aligner's ops (conv1d_t,
+ *    conv1d_grouped_t, gelu_t, add_t, attn_full_t with key lengths), so the
+ *    aligner runs bf16 on CUDA; NULL on the CPU tables (compute/ops.c falls
+ *    back). */
 #define CT_BACKEND_VERSION 5
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
@@ -319,6 +323,23 @@ typedef struct ct_backend_ops {
      * (the mel's PCM). NULL (CPU): plain host memory is what it reads. */
     ct_status (*host_alloc)(ct_backend *be, size_t bytes, void **ptr);
     void (*host_free)(ct_backend *be, void *ptr);
+    /* ---- version 5 (continued): the wav2vec2 aligner's typed ops -----------
+     * The version-2 ops above, each ct_buf saying its element type (which
+     * buffer takes which type: compute/ops.h, ct_op_conv1d ...). NULL (the
+     * CPU tables): compute/ops.c calls the version-2 float32 entry when
+     * every buffer is F32 and no key length is short, so the CPU aligner's
+     * results do not change. */
+    ct_status (*conv1d_t)(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T,
+                          int Ci, int Co, int K, int stride, ct_arena *ws);
+    /* w (C, C/G, K) f32 as conv1d_grouped; the backend may re-lay it in ws */
+    ct_status (*conv1d_grouped_t)(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                                  int C, int G, int K, ct_arena *ws);
+    ct_status (*gelu_t)(ct_backend *be, ct_buf x, size_t n);
+    ct_status (*add_t)(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n);
+    /* attn_full with key lengths: row b attends to keys j < len[b] (len NULL:
+     * all T); query rows i ≥ len[b] are written as zeros. len (B) host. */
+    ct_status (*attn_full_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                             int H, int Dh, ct_dtype prod, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -211,3 +211,49 @@ ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p
     if (!HAS_V5(attn_relpos_qkv)) return no_v4(be, "attn_relpos_qkv");
     return be->ops->attn_relpos_qkv(be, out, qkv, p, c, len, B, T, H, Dh, ws);
 }
+
+/* ---- version 5 (continued): the wav2vec2 aligner's ops ------------------ */
+
+int ct_backend_has_w2v2_ops(const ct_backend *be) {
+    if (HAS_V5(conv1d_t) && HAS_V5(conv1d_grouped_t) && HAS_V5(gelu_t) && HAS_V5(add_t) && HAS_V5(attn_full_t))
+        return 1;
+    return be->ops->version >= 2 && be->ops->conv1d && be->ops->conv1d_grouped && be->ops->gelu && be->ops->add &&
+           be->ops->attn_full;
+}
+
+ct_status ct_op_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T, int Ci,
+                       int Co, int K, int stride, ct_arena *ws) {
+    if (HAS_V5(conv1d_t)) return be->ops->conv1d_t(be, y, x, w, bias, B, T, Ci, Co, K, stride, ws);
+    FALLBACK(conv1d, y, x);
+    return be->ops->conv1d(be, F(y), F(x), w, bias, B, T, Ci, Co, K, stride, ws);
+}
+
+ct_status ct_op_conv1d_grouped(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                               int C, int G, int K, ct_arena *ws) {
+    if (HAS_V5(conv1d_grouped_t)) return be->ops->conv1d_grouped_t(be, y, x, w, bias, B, T, C, G, K, ws);
+    FALLBACK(conv1d_grouped, y, x);
+    return be->ops->conv1d_grouped(be, F(y), F(x), w, bias, B, T, C, G, K);
+}
+
+ct_status ct_op_gelu(ct_backend *be, ct_buf x, size_t n) {
+    if (HAS_V5(gelu_t)) return be->ops->gelu_t(be, x, n);
+    FALLBACK(gelu, x);
+    return be->ops->gelu(be, F(x), n);
+}
+
+ct_status ct_op_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n) {
+    if (HAS_V5(add_t)) return be->ops->add_t(be, y, a, b, n);
+    FALLBACK(add, y, a, b);
+    return be->ops->add(be, F(y), F(a), F(b), n);
+}
+
+ct_status ct_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                          int H, int Dh, ct_dtype prod, ct_arena *ws) {
+    if (HAS_V5(attn_full_t)) return be->ops->attn_full_t(be, out, q, k, v, len, B, T, H, Dh, prod, ws);
+    FALLBACK(attn_full, out, q, k, v);
+    for (int b = 0; len && b < B; b++)
+        if (len[b] < T)
+            return ct_fail(CT_ERR_UNSUPPORTED, "backend %s: attn_full has no key mask (row %d: %d of %d keys)",
+                           be->ops->name, b, len[b], T);
+    return be->ops->attn_full(be, F(out), F(q), F(k), F(v), B, T, H, Dh, prod, ws);
+}

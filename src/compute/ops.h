@@ -25,7 +25,9 @@ ct_dtype ct_backend_act_dtype(const ct_backend *be);
  * may be CT_BUF_NONE; y f32 when residual is given. */
 ct_status ct_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
                        float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
-/* y (act|f32) = LN(x (f32)); y may equal x when both are f32. */
+/* y (act|f32) = LN(x (f32)); y may equal x when both are f32. The aligner
+ * also passes x in act (its first conv's output, the feature projection's
+ * input): CUDA takes either, in place when the types agree. */
 ct_status ct_op_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
                            float eps);
 /* y, x: act. */
@@ -94,6 +96,25 @@ ct_status ct_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w,
                              int T, int C, int K, ct_act act, ct_arena *ws);
 ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len, int B,
                                 int T, int H, int Dh, ct_arena *ws);
+/* Version 5 (backend.h): the wav2vec2 aligner's ops. Without the typed
+ * entry, every buffer must be F32 and the version-2 float32 entry runs. */
+/* y (act|f32) = conv1d(x (act|f32)); the backend may compute in float32 and
+ * round once (CUDA: f32 accumulation, y f32 or act). */
+ct_status ct_op_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T, int Ci,
+                       int Co, int K, int stride, ct_arena *ws);
+/* y, x: act; w f32 (C, C/G, K). */
+ct_status ct_op_conv1d_grouped(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                               int C, int G, int K, ct_arena *ws);
+/* x: act|f32, in place. */
+ct_status ct_op_gelu(ct_backend *be, ct_buf x, size_t n);
+/* y = a + b: y f32 (the residual stream), a f32, b act|f32; y may equal a. */
+ct_status ct_op_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n);
+/* out, q, k, v: act. len NULL: no mask; else keys j ≥ len[b] masked and
+ * query rows i ≥ len[b] zero (the CPU entries take no mask: a short length
+ * fails there). prod as attn_full (a backend computing in act ignores it). */
+ct_status ct_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                          int H, int Dh, ct_dtype prod, ct_arena *ws);
+int ct_backend_has_w2v2_ops(const ct_backend *be);
 
 /* Bytes of n elements of the buffer's type. */
 static inline size_t ct_buf_bytes(ct_buf b, size_t n) { return n * ct_dtype_size(b.dtype); }

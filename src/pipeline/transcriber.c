@@ -221,9 +221,11 @@ static ct_dtype aligner_weight_dtype(ct_precision p) {
     return CT_DTYPE_F32;
 }
 
-/* The CTC aligner runs on the CPU backend (the CUDA aligner is issue 14's
- * GPU part): it is resolved like the ASR model, through the Hub client and
- * cache. */
+/* The CTC aligner runs where the ASR model runs: on the CPU backend, or on
+ * the cuda backend (its own context and stream on the same device) with
+ * bf16 activations and weights, f16 for --align-dtype fp16 (fp32 and auto
+ * compute in bf16 there too: docs/USAGE.md). It is resolved like the ASR
+ * model, through the Hub client and cache. */
 static ct_status aligner_open(ct_pipe *p) {
     ct_transcriber *t = p->t;
     if (t->aligner) return CT_OK;
@@ -231,9 +233,16 @@ static ct_status aligner_open(ct_pipe *p) {
     CT_TRY(ct_aligner_resolve_ref(t->o.aligner_model, t->o.aligner_revision, NULL, &t->aligner_ref));
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = t->o.threads;
-    CT_TRY(ct_backend_create("cpu", &bo, &t->align_be));
     ct_w2v2_options wo = ct_w2v2_default_options();
-    wo.weight_dtype = aligner_weight_dtype(t->o.align_dtype);
+    if (p->device == CT_DEVICE_CUDA) {
+        bo.device_index = t->o.device_index;
+        bo.act_dtype = t->o.align_dtype == CT_PRECISION_FP16 ? CT_DTYPE_F16 : CT_DTYPE_BF16;
+        CT_TRY(ct_backend_create("cuda", &bo, &t->align_be));
+        wo.weight_dtype = bo.act_dtype;
+    } else {
+        CT_TRY(ct_backend_create("cpu", &bo, &t->align_be));
+        wo.weight_dtype = aligner_weight_dtype(t->o.align_dtype);
+    }
     ct_status s = ct_aligner_open(t->aligner_ref.dir, t->align_be, &wo, &t->aligner);
     if (s != CT_OK) return ct_fail_wrap(s, "word aligner %s", t->aligner_ref.id);
     p->seconds_aligner_load += ct_now() - t0;

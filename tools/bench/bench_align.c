@@ -4,8 +4,12 @@
  * 1.3 GB f32), then times emissions of seeded noise. One JSON line per run.
  *   bench_align --make-random DIR            (config.json + model.safetensors)
  *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
- *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16]
- * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does).
+ *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16] [--clips S1,S2,... --save-pcm P.f32]
+ * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does);
+ * --backend cuda needs it (bf16 activations and weights there).
+ * --clips: one emission matrix per clip of S1, S2, ... seconds (the noise
+ * continues from clip to clip), saved one after the other with --save, their
+ * samples with --save-pcm: the parity input of tools/device/tf_align.py.
  * --profile-ops times every backend call of the forward pass, wall and process
  * CPU seconds (the table is
  * wrapped, so the numbers are the ops' own wall time, not counting the
@@ -166,6 +170,7 @@ static void prof_add(const char *key, double dt, double flop) {
     while (i < n_prof && strcmp(prof[i].key, key)) i++;
     if (i == n_prof) {
         if (n_prof == (int)(sizeof prof / sizeof prof[0])) return;
+        memset(&prof[n_prof], 0, sizeof prof[0]); /* a row of an earlier rep's table is reused */
         snprintf(prof[n_prof++].key, sizeof prof[0].key, "%s", key);
     }
     prof[i].seconds += dt, prof[i].cpu += dc, prof[i].flop += flop, prof[i].calls++;
@@ -242,12 +247,90 @@ static ct_status p_attn_full(ct_backend *be, float *out, const float *q, const f
     return s;
 }
 
+/* The typed entries (a device backend: CUDA), each timed between two
+ * synchronisations, so the numbers are the op's device time plus one
+ * launch gap (the ops otherwise queue without waiting). */
+#define SYNC_T0()                                                                                                      \
+    base_ops->synchronize(be);                                                                                         \
+    double t0 = now();                                                                                                 \
+    prof_c0 = cpu_now()
+#define SYNC_DT() (base_ops->synchronize(be), now() - t0)
+
+static ct_status pt_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *b, ct_buf residual,
+                           float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->matmul_t(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    char key[96];
+    snprintf(key, sizeof key, "matmul N=%d K=%d", N, K);
+    prof_add(key, SYNC_DT(), 2.0 * M * N * K);
+    return s;
+}
+static ct_status pt_layer_norm(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D,
+                               float eps) {
+    SYNC_T0();
+    ct_status s = base_ops->layer_norm_t(be, y, x, g, b, M, D, eps);
+    char key[96];
+    snprintf(key, sizeof key, "layer_norm D=%d %s->%s", D, ct_dtype_name(x.dtype), ct_dtype_name(y.dtype));
+    prof_add(key, SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_convert(ct_backend *be, ct_buf y, ct_buf x, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->convert(be, y, x, n);
+    prof_add("convert", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T,
+                           int Ci, int Co, int K, int stride, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->conv1d_t(be, y, x, w, bias, B, T, Ci, Co, K, stride, ws);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d Ci=%d K=%d T=%d", Ci, K, T);
+    prof_add(key, SYNC_DT(), 2.0 * B * ((T - K) / stride + 1) * (double)Co * Ci * K);
+    return s;
+}
+static ct_status pt_conv1d_grouped(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B, int T,
+                                   int C, int G, int K, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->conv1d_grouped_t(be, y, x, w, bias, B, T, C, G, K, ws);
+    char key[96];
+    snprintf(key, sizeof key, "conv1d_grouped C=%d G=%d K=%d", C, G, K);
+    prof_add(key, SYNC_DT(), 2.0 * B * T * (double)C * (C / G) * K);
+    return s;
+}
+static ct_status pt_gelu(ct_backend *be, ct_buf x, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->gelu_t(be, x, n);
+    prof_add("gelu", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n) {
+    SYNC_T0();
+    ct_status s = base_ops->add_t(be, y, a, b, n);
+    prof_add("add", SYNC_DT(), 0);
+    return s;
+}
+static ct_status pt_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
+                              int H, int Dh, ct_dtype prod, ct_arena *ws) {
+    SYNC_T0();
+    ct_status s = base_ops->attn_full_t(be, out, q, k, v, len, B, T, H, Dh, prod, ws);
+    char key[96];
+    snprintf(key, sizeof key, "attn_full T=%d H=%d Dh=%d", T, H, Dh);
+    prof_add(key, SYNC_DT(), 4.0 * B * H * (double)T * T * Dh);
+    return s;
+}
+
 static void prof_install(ct_backend *be) {
     base_ops = be->ops;
     prof_ops = *be->ops;
     prof_ops.matmul = p_matmul, prof_ops.layer_norm = p_layer_norm, prof_ops.conv1d = p_conv1d;
     prof_ops.conv1d_grouped = p_conv1d_grouped, prof_ops.gelu = p_gelu, prof_ops.add = p_add;
     prof_ops.attn_full = p_attn_full;
+    if (be->ops->version >= 5 && be->ops->attn_full_t) {
+        prof_ops.matmul_t = pt_matmul, prof_ops.layer_norm_t = pt_layer_norm, prof_ops.convert = pt_convert;
+        prof_ops.conv1d_t = pt_conv1d, prof_ops.conv1d_grouped_t = pt_conv1d_grouped, prof_ops.gelu_t = pt_gelu;
+        prof_ops.add_t = pt_add, prof_ops.attn_full_t = pt_attn_full;
+    }
     be->ops = &prof_ops;
 }
 
@@ -263,11 +346,48 @@ static void prof_print(double wall) {
     printf("{\"what\":\"ops_total\",\"seconds\":%.3f,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n", sum, csum, wall);
 }
 
+/* --clips: each clip's emissions in turn, appended to save (and its samples to save_pcm) */
+static int run_clips(ct_w2v2 *m, ct_backend *be, const char *list, int batch, const char *save, const char *save_pcm) {
+    FILE *fe = save ? fopen(save, "wb") : NULL, *fp = save_pcm ? fopen(save_pcm, "wb") : NULL;
+    if ((save && !fe) || (save_pcm && !fp)) {
+        fprintf(stderr, "bench_align: cannot write %s\n", save && !fe ? save : save_pcm);
+        return 1;
+    }
+    int rc = 0;
+    for (const char *c = list; *c && !rc;) {
+        double sec = atof(c);
+        size_t n = (size_t)(sec * CT_ALIGN_SR);
+        float *pcm = malloc((n ? n : 1) * sizeof *pcm), *em = NULL;
+        for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
+        int frames = 0, classes = 0;
+        double stride, t0 = now();
+        if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
+            fprintf(stderr, "bench_align: %s\n", ct_last_error());
+            rc = 1;
+        } else {
+            printf("{\"what\":\"clip\",\"backend\":\"%s\",\"seconds\":%.2f,\"frames\":%d,\"classes\":%d,"
+                   "\"wall_s\":%.3f}\n",
+                   be->ops->name, sec, frames, classes, now() - t0);
+            if (fe && fwrite(em, sizeof *em, (size_t)frames * classes, fe) != (size_t)frames * classes) rc = 1;
+            if (fp && fwrite(pcm, sizeof *pcm, n, fp) != n) rc = 1;
+        }
+        free(em);
+        free(pcm);
+        while (*c && *c != ',') c++;
+        if (*c == ',') c++;
+    }
+    if (fe) fclose(fe);
+    if (fp) fclose(fp);
+    ct_w2v2_free(m);
+    ct_backend_free(be);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
     int batch = 4, threads = 2, reps = 1, profile = 0;
-    const char *save = NULL, *dtype = "fp32";
+    const char *save = NULL, *dtype = "fp32", *clips = NULL, *save_pcm = NULL, *batches = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -279,6 +399,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile-ops")) profile = 1;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+        else if (!strcmp(argv[i], "--clips") && i + 1 < argc) clips = argv[++i];
+        else if (!strcmp(argv[i], "--save-pcm") && i + 1 < argc) save_pcm = argv[++i];
+        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = argv[++i];
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
                             "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32] "
@@ -305,37 +428,48 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (profile) prof_install(be);
-    size_t n = (size_t)(seconds * CT_ALIGN_SR);
-    float *pcm = malloc(n * sizeof *pcm);
-    for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
-    size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
-    for (int r = 0; r < reps; r++) {
-        float *em;
-        int frames, classes;
-        double stride, t0 = now(), c0 = cpu_now();
-        if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
-            fprintf(stderr, "bench_align: %s\n", ct_last_error());
-            return 1;
+    if (clips) return run_clips(m, be, clips, batch, save, save_pcm);
+    /* --batches B1,B2,...: B windows (B·30 s) at batch B each, in this one process */
+    for (const char *bl = batches ? batches : "";;) {
+        if (batches) {
+            batch = atoi(bl);
+            seconds = 30.0 * batch;
         }
-        double dt = now() - t0, cpu = cpu_now() - c0;
-        if (save && r == reps - 1) {
-            FILE *f = fopen(save, "wb");
-            if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
-                fprintf(stderr, "bench_align: cannot write %s\n", save);
+        size_t n = (size_t)(seconds * CT_ALIGN_SR);
+        float *pcm = malloc(n * sizeof *pcm);
+        for (size_t i = 0; i < n; i++) pcm[i] = 0.1f * randn();
+        size_t windows = (n + CT_ALIGN_WINDOW - 1) / CT_ALIGN_WINDOW;
+        for (int r = 0; r < reps; r++) {
+            float *em;
+            int frames, classes;
+            double stride, t0 = now(), c0 = cpu_now();
+            if (ct_w2v2_emissions(m, pcm, n, batch, &em, &frames, &classes, &stride) != CT_OK) {
+                fprintf(stderr, "bench_align: %s\n", ct_last_error());
                 return 1;
             }
-            fclose(f);
+            double dt = now() - t0, cpu = cpu_now() - c0;
+            if (save && r == reps - 1) {
+                FILE *f = fopen(save, "wb");
+                if (!f || fwrite(em, sizeof *em, (size_t)frames * classes, f) != (size_t)frames * classes) {
+                    fprintf(stderr, "bench_align: cannot write %s\n", save);
+                    return 1;
+                }
+                fclose(f);
+            }
+            free(em);
+            printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
+                   "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
+                   backend, dtype, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
+            if (profile) {
+                prof_print(dt);
+                n_prof = 0;
+            }
         }
-        free(em);
-        printf("{\"what\":\"emissions\",\"backend\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"batch\":%d,\"audio_s\":%.1f,"
-               "\"windows\":%zu,\"wall_s\":%.3f,\"cpu_s\":%.3f,\"x_realtime\":%.2f,\"x_realtime_kept_30s\":%.2f}\n",
-               backend, dtype, threads, batch, seconds, windows, dt, cpu, seconds / dt, windows * 30.0 / dt);
-        if (profile) {
-            prof_print(dt);
-            n_prof = 0;
-        }
+        free(pcm);
+        while (*bl && *bl != ',') bl++;
+        if (!batches || !*bl) break;
+        bl++;
     }
-    free(pcm);
     ct_w2v2_free(m);
     ct_backend_free(be);
     return 0;

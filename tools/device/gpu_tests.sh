@@ -7,8 +7,14 @@
 # op test (its attention kernels), then the A/B of the old engine (--device
 # cuda) against the model code over the backend table (--device cuda-ops)
 # with bench_engine on one full-size random model, same process tree.
+# Stage align (issue 14): the wav2vec2 aligner on the device against
+# transformers' Wav2Vec2ForCTC bf16 sdpa on random MMS-300M weights
+# (tools/device/tf_align.py): emissions parity on clips of ALIGN_CLIPS
+# seconds, then speed at ALIGN_BATCHES windows per batch and the bf16 GEMM
+# rate, all in the same call.
 #   STAGES="build tests memcheck ab sched" bash tools/device/gpu_tests.sh   (tree root)
-# The stages run in the order build, tests, parity, ab, sched, memcheck.
+# The stages run in the order build, tests, parity, align, ab, sched, memcheck.
+# TESTS_R narrows `ctest -L gpu` to the tests matching it (ctest -R).
 # Logs to $OUT (device call) or build-gpu/out.
 set -uo pipefail
 OUTDIR=${OUT:-build-gpu/out}
@@ -26,15 +32,15 @@ if has build; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCT_CUDA=ON -DCT_FFMPEG=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$DEVDEPS_LDFLAGS" > "$LOGS/cmake.log" 2>&1 || { tail -30 "$LOGS/cmake.log"; exit 1; }
   cmake --build build-gpu -j "$(nproc)" --target test_cuda_ops test_cuda_attention test_cuda_backend test_asr_gpu \
-    test_asr_cuda_ops test_generate_forced test_generate_device test_mel_device cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
-    bench_cuda_asr bench_sched > "$LOGS/build.log" 2>&1 ||
+    test_asr_cuda_ops test_generate_forced test_generate_device test_mel_device test_cuda_w2v2_ops cohere-transcribe-inspect cohere-transcribe-random-model bench_engine bench_parity_ops \
+    bench_cuda_asr bench_sched bench_align cohere-transcribe > "$LOGS/build.log" 2>&1 ||
     { grep -E 'error|Error' "$LOGS/build.log" | head -40; exit 1; }
   el built
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if has tests; then
   el "ctest -L gpu"
-  (cd build-gpu && CT_REQUIRE_GPU=1 ctest -L gpu -FA testdata --output-on-failure --timeout 300) > "$OUTDIR/ctest.log" 2>&1
+  (cd build-gpu && CT_REQUIRE_GPU=1 ctest -L gpu ${TESTS_R:+-R "$TESTS_R"} -FA testdata --output-on-failure --timeout 300) > "$OUTDIR/ctest.log" 2>&1
   echo "ctest rc=$?"; grep -E "tests passed|Passed|Failed|\*\*\*" "$OUTDIR/ctest.log" | head -20
   grep -E "rel L2|departs" "$OUTDIR/ctest.log" > "$OUTDIR/ctest-numbers.txt"
 fi
@@ -54,6 +60,51 @@ if has parity; then
   build-gpu/bin/bench_cuda_asr --model /tmp/full --parity /tmp/full_parity.safetensors 2>&1 | grep parity | head -2
   build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype bf16
   build-gpu/bin/bench_parity_ops --model /tmp/full --parity /tmp/full_parity.safetensors --device cuda-ops --dtype fp16
+fi
+if has align; then
+  # one random checkpoint (transformers' own save_pretrained), our emissions of
+  # the clips and our speed, then transformers' emissions of the same samples
+  # in one padded batch, its speed and the GEMM rate (one model load)
+  el "align: random aligner"
+  [ -d /tmp/mms300m ] || python3 tools/device/tf_align.py --make /tmp/mms300m > "$LOGS/align-make.log" 2>&1 ||
+    { tail -5 "$LOGS/align-make.log"; exit 1; }
+  el "align: ours"
+  build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batch 16 --clips ${ALIGN_CLIPS:-10,70,35} \
+    --save /tmp/align_em.f32 --save-pcm /tmp/align_pcm.f32 2>&1 | tail -4
+  # ALIGN_VARIANTS: default, attn8 (the attention's 8-warp blocks), tune (cuBLASLt candidates timed, CT_CUDA_TUNE=1)
+  for var in ${ALIGN_VARIANTS:-default}; do
+    case $var in attn8) ev="CT_CUDA_ATTN_FULL_WARPS=8" ;; tune) ev="CT_CUDA_TUNE=1" ;; *) ev="CT_NONE=1" ;; esac
+    el "align: ours ($var)"
+    env $ev timeout 200 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 \
+      --batches ${ALIGN_BATCHES:-16,32,64} --reps 3 2>&1 | grep -E "emissions|bench_align" | sed "s/^{/{\"variant\":\"$var\",/" |
+      tee -a "$OUTDIR/align-ours.jsonl"
+  done
+  if [ -n "${ALIGN_PROFILE:-}" ]; then # every op between two synchronisations, one batch
+    timeout 100 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batches $ALIGN_PROFILE \
+      --reps 2 --profile-ops > "$OUTDIR/align-profile.jsonl" 2>&1
+    tail -25 "$OUTDIR/align-profile.jsonl"
+  fi
+  el "align: transformers"
+  timeout 240 python3 tools/device/tf_align.py --model /tmp/mms300m --parity /tmp/align_pcm.f32 --clips ${ALIGN_CLIPS:-10,70,35} \
+    --ours /tmp/align_em.f32 --bench ${ALIGN_BATCHES:-16,32,64} --reps 3 2>&1 | grep -v -i warn | tee "$OUTDIR/align-tf.jsonl" | tail -12
+  if [ -f "${ALIGN_VAD:-}" ]; then # the product: --alignment word on cuda and on cpu, tiny ASR model and tiny aligner
+    el "align: product"
+    for dev in cuda cpu; do
+      rm -rf /tmp/align_e2e_$dev && mkdir -p /tmp/align_e2e_$dev
+      cp tests/fixtures/audio/c1_en_us_3s.wav tests/fixtures/audio/c5_es_en_34s.wav /tmp/align_e2e_$dev/
+      HF_HUB_CACHE=$PWD/tests/fixtures/tiny-aligner/hub HF_HUB_OFFLINE=1 timeout 100 build-gpu/bin/cohere-transcribe \
+        /tmp/align_e2e_$dev --model tests/fixtures/tiny-product --vad-weights "$ALIGN_VAD" --language en \
+        --max-new-tokens 8 --alignment word --device $dev --formats json > "$LOGS/align-product-$dev.log" 2>&1
+      echo "product $dev rc=$?"
+    done
+    python3 -c "import json,sys
+for n in ('c1_en_us_3s', 'c5_es_en_34s'):
+    w = {d: json.load(open('/tmp/align_e2e_%s/%s.json' % (d, n)))['words'] for d in ('cuda', 'cpu')}
+    key = lambda x: (x['text'], x['start'], x['end'], x['timing_source'])
+    same = sum(key(a) == key(b) for a, b in zip(w['cuda'], w['cpu']))
+    src = sorted(set(x['timing_source'] for x in w['cuda']))
+    print(n, 'words cuda', len(w['cuda']), 'cpu', len(w['cpu']), 'identical', same, 'sources', src)"
+  fi
 fi
 if has ab; then
   # AB_DEVICES: cuda (old engine), cuda-ops (auto: the device loop, a graph), cuda-ops:host (the host loop)
@@ -85,7 +136,7 @@ if has sched; then
 fi
 if has memcheck; then
   el memcheck
-  for t in test_cuda_backend test_asr_cuda_ops test_generate_device test_mel_device; do
+  for t in test_cuda_backend test_asr_cuda_ops test_generate_device test_mel_device test_cuda_w2v2_ops; do
     compute-sanitizer --tool memcheck --print-limit 50 --error-exitcode 9 build-gpu/tests/$t \
       > "$LOGS/memcheck-$t.log" 2>&1
     echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"

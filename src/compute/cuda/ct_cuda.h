@@ -82,6 +82,9 @@ typedef struct ct_cuda_bgemm_args {
     int f16; /* A, B (and a 16-bit D) are fp16 instead of bf16 */
 } ct_cuda_bgemm_args;
 ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g);
+/* The same with D = alpha·A_b·op(B_b) + beta·D_b (beta != 0 reads D: the
+ * aligner's conv taps accumulate into their output). */
+ct_status ct_cuda_bgemm_beta(ct_cuda *c, const ct_cuda_bgemm_args *g, float beta);
 
 /* fp32 GEMM (mel DFT and filterbank): D(M,N) = A(M,K) · B(K,N), all fp32,
  * true fp32 arithmetic (no TF32). */

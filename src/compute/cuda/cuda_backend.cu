@@ -6,10 +6,10 @@
  * Creating the backend makes its device current for the calling thread;
  * ops do not switch devices, so one thread drives one device's backends.
  * The float32-only entries of versions 1–2 are left NULL: compute/ops.c
- * then refuses float32 activations on this backend with a clear message,
- * and the wav2vec2 aligner's ops (conv1d, attn_full, ...) do not run here yet.
+ * then refuses float32 activations on this backend with a clear message.
  * Version 4: the device steps and graph capture of cuda_ops_step.cu.
- * Version 5: the fused encoder ops of cuda_ops_fused.cu.
+ * Version 5: the fused encoder ops of cuda_ops_fused.cu and the wav2vec2
+ * aligner's typed ops (cuda_ops_w2v2*.cu).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +193,11 @@ static const ct_backend_ops cuda_ops = {
     .attn_relpos_qkv = ct_cuda_op_attn_relpos_qkv,
     .host_alloc = cb_host_alloc,
     .host_free = cb_host_free,
+    .conv1d_t = ct_cuda_op_conv1d,
+    .conv1d_grouped_t = ct_cuda_op_conv1d_grouped,
+    .gelu_t = ct_cuda_op_gelu,
+    .add_t = ct_cuda_op_add,
+    .attn_full_t = ct_cuda_op_attn_full,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

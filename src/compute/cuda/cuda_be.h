@@ -182,6 +182,15 @@ ct_status ct_cuda_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_
  * (nothing launched: the caller runs the block-per-row kernel). */
 int ct_cuda_ln_warp(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D, float eps,
                     ct_status *st);
+/* version 5: the wav2vec2 aligner (cuda_ops_w2v2.cu, cuda_ops_w2v2_attn.cu) */
+ct_status ct_cuda_op_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor *w, const float *bias, int B, int T,
+                            int Ci, int Co, int K, int stride, ct_arena *ws);
+ct_status ct_cuda_op_conv1d_grouped(ct_backend *be, ct_buf y, ct_buf x, const float *w, const float *bias, int B,
+                                    int T, int C, int G, int K, ct_arena *ws);
+ct_status ct_cuda_op_gelu(ct_backend *be, ct_buf x, size_t n);
+ct_status ct_cuda_op_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n);
+ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B,
+                               int T, int H, int Dh, ct_dtype prod, ct_arena *ws);
 
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);

@@ -303,9 +303,9 @@ extern "C" ct_status ct_cuda_gemm(ct_cuda *c, const ct_cuda_gemm_args *g) {
  * K = Dh, a few large batches). Same row-major → column-major mapping as
  * ct_cuda_gemm; descriptors cached per shape. */
 
-static ct_status bplan_get(ct_cuda *c, const ct_cuda_bgemm_args *g, struct ct_cuda_bplan **out) {
+static ct_status bplan_get(ct_cuda *c, const ct_cuda_bgemm_args *g, int accumulate, struct ct_cuda_bplan **out) {
     long long key[16] = {g->M, g->N, g->K, g->batch, g->lda, g->sa, g->ldb, g->sb, g->b_trans, g->ldd, g->sd,
-                         g->d_f32, g->f16, 0, 0, 0};
+                         g->d_f32, g->f16, accumulate, 0, 0};
     for (struct ct_cuda_bplan *p = c->bplans; p; p = p->next)
         if (!memcmp(p->key, key, sizeof key)) {
             *out = p;
@@ -351,18 +351,20 @@ static ct_status bplan_get(ct_cuda *c, const ct_cuda_bgemm_args *g, struct ct_cu
     return CT_OK;
 }
 
-extern "C" ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g) {
+extern "C" ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g) { return ct_cuda_bgemm_beta(c, g, 0.f); }
+
+extern "C" ct_status ct_cuda_bgemm_beta(ct_cuda *c, const ct_cuda_bgemm_args *g, float beta_in) {
     if (g->M <= 0 || g->N <= 0 || g->K <= 0 || g->batch <= 0) return ct_fail(CT_ERR_INVALID_ARG, "GEMM: empty shape");
     const char *classic = getenv("CT_CUDA_BGEMM_CLASSIC");
     if (!(classic && *classic == '1')) {
         struct ct_cuda_bplan *p = NULL;
-        CT_TRY(bplan_get(c, g, &p));
-        float alpha = g->alpha, beta = 0.f;
+        CT_TRY(bplan_get(c, g, beta_in != 0.f, &p));
+        float alpha = g->alpha, beta = beta_in;
         CT_CUBLAS_TRY(cublasLtMatmul(c->lt, p->op, &alpha, g->B, p->la, g->A, p->lb, &beta, g->D, p->lc, g->D, p->lc,
                                      &p->algo, c->workspace, c->workspace_size, c->stream));
         return CT_OK;
     }
-    float alpha = g->alpha, beta = 0.f;
+    float alpha = g->alpha, beta = beta_in;
     cublasOperation_t ta = g->b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     cudaDataType_t it = g->f16 ? CUDA_R_16F : CUDA_R_16BF;
     CT_CUBLAS_TRY(cublasGemmStridedBatchedEx(c->blas, ta, CUBLAS_OP_N, g->N, g->M, g->K, &alpha, g->B, it,

@@ -1,0 +1,330 @@
+/* cuda_ops_w2v2_attn.cu — the wav2vec2 aligner's attention (backend.h
+ * version 5, attn_full_t): plain bidirectional multi-head attention with key
+ * lengths. For bf16 and the head sizes built here, one flash-style kernel per
+ * (batch, head, 64-query block): q·kᵀ on tensor cores (mma.sync m16n8k16,
+ * fp32 accumulate), an online softmax in fp32, P·V from the score registers,
+ * no score written to memory. It is the kernel of cuda_relattn_fused.cu
+ * without the position window (same fragment layouts, same staging by
+ * cp.async; see the comments there). Other types or head sizes take a
+ * simple kernel, one block per query row, scores in shared memory.
+ * Reference: ct_ref_attn_full (no mask; the test masks by passing shorter
+ * rows to it).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute/cuda/cuda_be.h"
+
+namespace {
+
+constexpr int KB = 64; /* keys per tile */
+
+/* NW warps of 16 query rows each: QB = 16·NW rows per block share each
+ * staged K and V tile (8 warps halve the tile traffic per query of 4) */
+template <int DH, int NW> struct fshape {
+    static constexpr int QB = 16 * NW;
+    static constexpr int THREADS = 32 * NW;
+    static constexpr int LDS = DH + 8; /* bf16 row stride: conflict-free fragment loads */
+    static constexpr int NK = DH / 16;
+    static constexpr int NO = DH / 8;
+    static constexpr int TILE = KB * LDS;
+    static constexpr size_t SMEM = (size_t)(2 * TILE + QB * LDS) * 2;
+};
+constexpr int THREADS = 128; /* the simple kernel */
+
+__device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const uint16_t *p) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const uint16_t *p) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ uint32_t ld32(const uint16_t *p) { return *reinterpret_cast<const uint32_t *>(p); }
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+__device__ __forceinline__ void cp_async16(uint16_t *dst, const uint16_t *src, bool ok) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+/* rows [0, n) of a DH-wide slice into shared memory; rows ≥ valid zero */
+template <int DH, int NT>
+__device__ __forceinline__ void stage(uint16_t *s, const uint16_t *g, size_t ldg, int n, int valid) {
+    constexpr int V = DH / 8, LDS = DH + 8;
+    for (int idx = threadIdx.x; idx < n * V; idx += NT) {
+        int r = idx / V, c = idx % V;
+        bool ok = r < valid;
+        cp_async16(s + r * LDS + c * 8, ok ? g + (size_t)r * ldg + c * 8 : g, ok);
+    }
+}
+
+/* q, k, v, o (B, T, H·DH) bf16; len (B) device or NULL (all T) */
+template <int DH, int NW>
+__global__ void __launch_bounds__(32 * NW, 2)
+    k_attn_full_fused(uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int *len, int T,
+                      int H, int nqb, float scale_log2) {
+    using S = fshape<DH, NW>;
+    constexpr int LDS = S::LDS, NK = S::NK, NO = S::NO, QB = S::QB, NT = S::THREADS;
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint16_t *sK = reinterpret_cast<uint16_t *>(smem);
+    uint16_t *sV = sK + S::TILE;
+    uint16_t *sQ = sV + S::TILE;
+
+    const int D = H * DH;
+    const int qb = blockIdx.x % nqb, bh = blockIdx.x / nqb, b = bh / H, h = bh % H;
+    const int i0 = qb * QB, L = len ? min(len[b], T) : T;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const size_t base = (size_t)b * T * D + h * DH;
+    const uint16_t *qr = q + base, *kr = k + base, *vr = v + base;
+    uint16_t *orow = o + base;
+    const int nrow = min(QB, T - i0);
+
+    if (i0 >= L) { /* every query row padded: output zero */
+        for (int idx = threadIdx.x; idx < nrow * (DH / 8); idx += NT)
+            *reinterpret_cast<uint4 *>(orow + (size_t)(i0 + idx / (DH / 8)) * D + (idx % (DH / 8)) * 8) =
+                make_uint4(0, 0, 0, 0);
+        return;
+    }
+
+    stage<DH, NT>(sQ, qr + (size_t)i0 * D, D, QB, nrow);
+    stage<DH, NT>(sK, kr, D, KB, min(KB, L));
+    stage<DH, NT>(sV, vr, D, KB, min(KB, L));
+    cp_async_wait_all();
+    __syncthreads();
+    uint32_t qa[NK][4];
+#pragma unroll
+    for (int kk = 0; kk < NK; kk++) {
+        const uint16_t *qp = sQ + (16 * warp + g) * LDS + 16 * kk + 2 * t;
+        qa[kk][0] = ld32(qp);
+        qa[kk][1] = ld32(qp + 8 * LDS);
+        qa[kk][2] = ld32(qp + 8);
+        qa[kk][3] = ld32(qp + 8 * LDS + 8);
+    }
+
+    float acc[NO][4];
+#pragma unroll
+    for (int n = 0; n < NO; n++) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; /* rows g and g+8 */
+    const int brow = (lane & 7) + ((lane >> 4) << 3), bcol = ((lane >> 3) & 1) * 8;
+
+    /* per tile: scores → barrier → next K copy starts → softmax, P·V →
+     * barrier → next V copy starts; the copies overlap the other half's math */
+    for (int j0 = 0; j0 < L; j0 += KB) {
+        float s[8][4];
+#pragma unroll
+        for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < NK; kk++)
+#pragma unroll
+            for (int n = 0; n < 8; n += 2) {
+                uint32_t kb[4];
+                ldsm_x4(kb, sK + (8 * n + brow) * LDS + 16 * kk + bcol);
+                mma_bf16(s[n], qa[kk], kb[0], kb[1]);
+                mma_bf16(s[n + 1], qa[kk], kb[2], kb[3]);
+            }
+        __syncthreads(); /* every warp is done with sK */
+        const int jn = j0 + KB;
+        if (jn < L) stage<DH, NT>(sK, kr + (size_t)jn * D, D, KB, min(KB, L - jn));
+
+        float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int jj = 8 * n + 2 * t + (e & 1);
+                float x = (j0 + jj < L) ? s[n][e] * scale_log2 : -INFINITY;
+                s[n][e] = x;
+                if (e < 2) mx0 = fmaxf(mx0, x);
+                else mx1 = fmaxf(mx1, x);
+            }
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+        /* key 0 < L is in the first tile, so the running maxima are finite from then on */
+        float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+        float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+        m0 = n0;
+        m1 = n1;
+        float r0 = 0.f, r1 = 0.f;
+#pragma unroll
+        for (int n = 0; n < 8; n++) {
+            s[n][0] = exp2f(s[n][0] - n0);
+            s[n][1] = exp2f(s[n][1] - n0);
+            s[n][2] = exp2f(s[n][2] - n1);
+            s[n][3] = exp2f(s[n][3] - n1);
+            r0 += s[n][0] + s[n][1];
+            r1 += s[n][2] + s[n][3];
+        }
+        l0 = l0 * a0 + r0;
+        l1 = l1 * a1 + r1;
+#pragma unroll
+        for (int n = 0; n < NO; n++) {
+            acc[n][0] *= a0;
+            acc[n][1] *= a0;
+            acc[n][2] *= a1;
+            acc[n][3] *= a1;
+        }
+#pragma unroll
+        for (int kk = 0; kk < KB / 16; kk++) {
+            uint32_t pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+                              pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            const int key = 16 * kk + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+            for (int n = 0; n < NO; n += 2) {
+                uint32_t vb[4];
+                ldsm_x4_trans(vb, sV + key * LDS + 8 * n + (lane >> 4) * 8);
+                mma_bf16(acc[n], pa, vb[0], vb[1]);
+                mma_bf16(acc[n + 1], pa, vb[2], vb[3]);
+            }
+        }
+        __syncthreads(); /* every warp is done with sV */
+        if (jn < L) stage<DH, NT>(sV, vr + (size_t)jn * D, D, KB, min(KB, L - jn));
+        cp_async_wait_all();
+        __syncthreads();
+    }
+
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const int ia = i0 + 16 * warp + g, ib = ia + 8;
+    const float inv0 = ia < L ? 1.f / l0 : 0.f, inv1 = ib < L ? 1.f / l1 : 0.f;
+#pragma unroll
+    for (int n = 0; n < NO; n++) {
+        int col = 8 * n + 2 * t;
+        if (ia < T)
+            *reinterpret_cast<uint32_t *>(orow + (size_t)ia * D + col) = pack_bf16(acc[n][0] * inv0, acc[n][1] * inv0);
+        if (ib < T)
+            *reinterpret_cast<uint32_t *>(orow + (size_t)ib * D + col) = pack_bf16(acc[n][2] * inv1, acc[n][3] * inv1);
+    }
+}
+
+template <int DH, int NW>
+ct_status launch_fused(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                       const int *len, int B, int T, int H, float scale) {
+    using S = fshape<DH, NW>;
+    CT_CUDA_TRY(cudaFuncSetAttribute(k_attn_full_fused<DH, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)S::SMEM));
+    int nqb = (T + S::QB - 1) / S::QB;
+    size_t nblk = (size_t)nqb * B * H;
+    if (nblk > 0x7fffffffu) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_full: %zu blocks", nblk);
+    k_attn_full_fused<DH, NW><<<(unsigned)nblk, S::THREADS, S::SMEM, st>>>(o, q, k, v, len, T, H, nqb,
+                                                                          scale * 1.4426950408889634f);
+    CT_CUDA_TRY(cudaGetLastError());
+    return CT_OK;
+}
+
+/* 4 warps (64 query rows a block) unless CT_CUDA_ATTN_FULL_WARPS=8 (the
+ * A/B and test hook: both are built and tested). The 8-warp blocks share
+ * each K/V tile among twice the queries but spill a little under the
+ * 2-blocks-per-SM register cap, and were 1–3 % slower end to end on the
+ * H200 (docs/PERFORMANCE.md, "Word aligner on the GPU"). */
+template <int DH>
+ct_status launch_fused_nw(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                          const int *len, int B, int T, int H, float scale) {
+    const char *e = getenv("CT_CUDA_ATTN_FULL_WARPS");
+    if (e && !strcmp(e, "8")) return launch_fused<DH, 8>(st, o, q, k, v, len, B, T, H, scale);
+    return launch_fused<DH, 4>(st, o, q, k, v, len, B, T, H, scale);
+}
+
+/* The simple kernel: one block per (b, h, i), the L scores in shared memory,
+ * softmax and P·V in fp32. */
+template <typename E>
+__global__ void k_attn_full_simple(E *o, const E *q, const E *k, const E *v, const int *len, int T, int H, int Dh,
+                                   float scale) {
+    extern __shared__ float sc[];
+    __shared__ float red[32];
+    const unsigned row = blockIdx.x, i = row % (unsigned)T, bh = row / (unsigned)T, h = bh % (unsigned)H,
+                   b = bh / (unsigned)H;
+    const int D = H * Dh, L = len ? min(len[b], T) : T;
+    const size_t base = (size_t)b * T * D + (size_t)h * Dh;
+    E *orow = o + base + (size_t)i * D;
+    if ((int)i >= L) {
+        for (int d = threadIdx.x; d < Dh; d += blockDim.x) orow[d] = ct_st<E>(0.f);
+        return;
+    }
+    const E *qi = q + base + (size_t)i * D;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int j = warp; j < L; j += nw) {
+        const E *kj = k + base + (size_t)j * D;
+        float a = 0.f;
+        for (int d = lane; d < Dh; d += 32) a += ct_ld(qi[d]) * ct_ld(kj[d]);
+        a = ct_warp_sum(a);
+        if (lane == 0) sc[j] = a * scale;
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < L; j += blockDim.x) mx = fmaxf(mx, sc[j]);
+    mx = ct_block_max(mx, red);
+    float sum = 0.f;
+    for (int j = threadIdx.x; j < L; j += blockDim.x) {
+        float e = expf(sc[j] - mx);
+        sc[j] = e;
+        sum += e;
+    }
+    sum = ct_block_sum(sum, red);
+    __syncthreads();
+    const float inv = 1.f / sum;
+    for (int d = threadIdx.x; d < Dh; d += blockDim.x) {
+        float a = 0.f;
+        for (int j = 0; j < L; j++) a += sc[j] * ct_ld(v[base + (size_t)j * D + d]);
+        orow[d] = ct_st<E>(a * inv);
+    }
+}
+
+} /* namespace */
+
+ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B,
+                               int T, int H, int Dh, ct_dtype prod, ct_arena *ws) {
+    (void)prod; /* the products take the activation type */
+    (void)ws;
+    if (B <= 0 || T <= 0 || H <= 0 || Dh <= 0) return CT_OK;
+    ct_dtype dt = out.dtype;
+    if (q.dtype != dt || k.dtype != dt || v.dtype != dt)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_full: mixed element types");
+    const int *dlen = NULL;
+    if (len) CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
+    const float scale = 1.f / sqrtf((float)Dh);
+    cudaStream_t st = ct_cstream(be);
+    const int env_simple = ct_cbe(be)->attn_variant == CT_ATTN_SIMPLE;
+    if (dt == CT_DTYPE_BF16 && !env_simple && (Dh == 32 || Dh == 64 || Dh == 128)) {
+        uint16_t *o = (uint16_t *)out.data;
+        const uint16_t *qq = (const uint16_t *)q.data, *kk = (const uint16_t *)k.data, *vv = (const uint16_t *)v.data;
+        if (Dh == 32) return launch_fused_nw<32>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        if (Dh == 64) return launch_fused_nw<64>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        return launch_fused_nw<128>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+    }
+    size_t rows = (size_t)B * H * T;
+    if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda attn_full: %zu query rows", rows);
+    size_t smem = sizeof(float) * (((size_t)T + 3) & ~(size_t)3) + 16;
+    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_full: %d keys for the simple kernel", T);
+    CT_CUDA_DISPATCH(dt, E, "attn_full", {
+        k_attn_full_simple<E><<<(unsigned)rows, THREADS, smem, st>>>((E *)out.data, (const E *)q.data,
+                                                                    (const E *)k.data, (const E *)v.data, dlen, T, H,
+                                                                    Dh, scale);
+        CT_CUDA_TRY(cudaGetLastError());
+    });
+    return CT_OK;
+}

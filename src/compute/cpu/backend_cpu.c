@@ -47,7 +47,8 @@ static ct_status cpu_memory_info(ct_backend *be, size_t *free_b, size_t *total_b
     return CT_OK;
 }
 static int cpu_supports_weight(ct_backend *be, ct_dtype t) {
-    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8;
+    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8 ||
+           t == CT_DTYPE_Q8_0;
 }
 static void cpu_destroy(ct_backend *be) {
     ct_cpu_state *st = be->impl;

@@ -520,6 +520,15 @@ ct_status ct_st_tensor_to_f32(const ct_st_tensor *t, float *out, size_t n) {
             out[i] = t->dtype == CT_DTYPE_BF16 ? ct_bf16_to_f32(h) : ct_f16_to_f32(h);
         }
         return CT_OK;
+    case CT_DTYPE_Q8_0: /* a GGUF's ggml blocks: f16 d, then 32 int8; value d·q (exact in f32) */
+        for (size_t b = 0; b < n / CT_Q8_0_BLOCK; b++) {
+            uint16_t h;
+            memcpy(&h, p + b * CT_Q8_0_BLOCK_BYTES, 2);
+            const float d = ct_f16_to_f32(h);
+            for (int i = 0; i < CT_Q8_0_BLOCK; i++)
+                out[b * CT_Q8_0_BLOCK + i] = d * (float)(int8_t)p[b * CT_Q8_0_BLOCK_BYTES + 2 + i];
+        }
+        return CT_OK;
     default:
         return ct_fail(CT_ERR_UNSUPPORTED, "tensor '%s': dtype %s is not a float type", t->name,
                        ct_dtype_name(t->dtype));

@@ -3,7 +3,7 @@
  * (weights in the checkpoint's (N,K) layout, and u8·s8 also with weights
  * reordered into oneDNN's packed layout), and the backend's matmul op as
  * the engine calls it (f32, bf16 widened, bf16 through oneDNN, int8 with
- * the activation quantisation and epilogue), plus the decoding rows (M = 1,
+ * the activation quantisation and epilogue, Q8_0 blocks), plus the decoding rows (M = 1,
  * 4) with their weight-read bandwidth.
  *
  *   bench_gemm [--threads 2] [--reps 5] [--rows 375]
@@ -200,12 +200,13 @@ int main(int argc, char **argv) {
             if (tp > 0) report("oneDNN u8s8 (packed w)", &j, tp, 0);
 #endif
         }
-        ct_tensor tf, tb, tq;
+        ct_tensor tf, tb, tq, t0;
         const int64_t shape[2] = {j.N, j.K};
         int64_t bad;
         if (ct_tensor_upload(be, CT_DTYPE_F32, j.wf, CT_DTYPE_F32, 2, shape, &tf) != CT_OK ||
             ct_tensor_upload(be, CT_DTYPE_BF16, j.wf, CT_DTYPE_F32, 2, shape, &tb) != CT_OK ||
-            ct_tensor_quantize_q8(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &tq) != CT_OK) {
+            ct_tensor_quantize_q8(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &tq) != CT_OK ||
+            ct_tensor_quantize_q80(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &t0) != CT_OK) {
             fprintf(stderr, "bench_gemm: %s\n", ct_last_error());
             return 1;
         }
@@ -220,7 +221,9 @@ int main(int argc, char **argv) {
         }
         j.w = &tq;
         report("op int8", &j, best_of(run_op, &j), gemv ? 1.0 * NK : 0);
-        ct_tensor_release(&tf), ct_tensor_release(&tb), ct_tensor_release(&tq);
+        j.w = &t0;
+        report("op q8_0 (AVX2 blocks)", &j, best_of(run_op, &j), gemv ? 34.0 / 32.0 * NK : 0);
+        ct_tensor_release(&tf), ct_tensor_release(&tb), ct_tensor_release(&tq), ct_tensor_release(&t0);
         free(j.x), free(j.wf), free(j.y), free(xb), free(wb), free(xu), free(wq);
     }
     ct_backend_arena_free(be, &ws);

@@ -88,6 +88,9 @@ typedef struct ct_q8_plan {
     int from, to;
 } ct_q8_plan;
 ct_q8_plan ct_q8_default_plan(int enc_layers);
+/* The default plan for per-block Q8_0 weights (the same kinds, a smaller
+ * rounding error, so fewer kept in float: docs/PERFORMANCE.md, "Q8_0"). */
+ct_q8_plan ct_q80_default_plan(int enc_layers);
 
 typedef struct ct_asr_weights {
     ct_asr_hparams hp;

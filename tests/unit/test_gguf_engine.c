@@ -31,7 +31,7 @@ typedef struct out {
     ct_generate_row rows[B];
 } out;
 
-static void run(const char *model, const ct_safetensors *ref, out *o) {
+static void run_dt(const char *model, ct_dtype wdt, const ct_safetensors *ref, out *o) {
     const ct_st_tensor *pt = ct_st_find(ref, "prompt");
     assert_non_null(pt);
     int P = (int)pt->shape[0];
@@ -56,10 +56,12 @@ static void run(const char *model, const ct_safetensors *ref, out *o) {
         memcpy(feats + (size_t)b * T * n_mels, f[b], sizeof(float) * (size_t)len[b] * n_mels);
         free(f[b]);
     }
-    ct_test_engine_run run = {"cpu", model, CT_DTYPE_F32, MAX_NEW, 0, 0, 0, NULL};
+    ct_test_engine_run run = {"cpu", model, wdt, MAX_NEW, 0, 0, 0, NULL};
     ct_test_run_engine(&run, feats, len, B, T, n_mels, prompt, P, o->enc_len, &o->Te, &o->d, &o->enc, o->rows);
     free(feats);
 }
+
+static void run(const char *model, const ct_safetensors *ref, out *o) { run_dt(model, CT_DTYPE_F32, ref, o); }
 
 static void assert_identical(const out *a, const out *b, int vocab) {
     assert_int_equal(a->Te, b->Te);
@@ -293,6 +295,33 @@ static void test_q8_0_gguf_engine(void **state) {
         ct_test_near_tie(r, b.rows[r].tokens, b.rows[r].n_tokens, a.rows[r].tokens, a.rows[r].n_tokens,
                          a.rows[r].logits, vocab, 0.5);
     }
+    /* the safetensors checkpoint with weight dtype Q8_0: quantised per block
+     * at load, the default Q8_0 plan (v, out and the pointwise convs kept
+     * f32 here), within the same bounds */
+    out c;
+    run_dt(CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8_0, ref, &c);
+    e = 0.0;
+    for (size_t i = 0; i < (size_t)B * a.Te * a.d; i++) e += ((double)a.enc[i] - c.enc[i]) * ((double)a.enc[i] - c.enc[i]);
+    print_message("Q8_0 at load vs f32: encoder relative L2 %.3g\n", sqrt(e / n2));
+    assert_true(sqrt(e / n2) <= 3e-2 && sqrt(e / n2) > 0.0);
+    for (int r = 0; r < B; r++) {
+        assert_true(ct_rel_l2(c.rows[r].logits, a.rows[r].logits, (size_t)vocab) <= 3e-2);
+        ct_test_near_tie(r, c.rows[r].tokens, c.rows[r].n_tokens, a.rows[r].tokens, a.rows[r].n_tokens,
+                         a.rows[r].logits, vocab, 0.5);
+    }
+    free_out(&c);
+    ct_asr_options ao = ct_asr_default_options();
+    ao.weight_dtype = CT_DTYPE_Q8_0;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &ao, &asr));
+    w = ct_asr_model_weights(asr);
+    assert_int_equal(w->enc[0].ff1_w1.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->enc[0].wq.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->enc[0].wv.dtype, CT_DTYPE_F32);
+    assert_int_equal(w->enc[0].pw1_w.dtype, CT_DTYPE_F32);
+    assert_int_equal(w->dec[0].cq_w.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->head_w.dtype, CT_DTYPE_F32); /* the vocabulary projection stays float */
+    assert_non_null(w->enc[0].ff1_w1.owner);          /* made at load */
+    ct_asr_free(asr);
     free_out(&a);
     free_out(&b);
     CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("gguf/crisp-tiny-q8_0.gguf"), NULL, &asr));

@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "compute/backend.h"
+#include "compute/cpu/cpu_features.h"
 #include "compute/cpu/cpu_isa.h"
 #include "compute/cpu/cpu_q80.h"
+#include "compute/cpu/cpu_state.h"
 #include "compute/quant.h"
 #include "compute/ref/ops_ref.h"
 #include "testutil.h"
@@ -340,11 +342,30 @@ static void test_vs_float(void **state) {
     free(x), free(w), free(y), free(yf), free(xc), free(c1), free(c2), free(bias);
 }
 
+/* --dtype int8's choice: per-row Q8 where the CPU has AVX512-VNNI, Q8_0
+ * where it has no VNNI at all (AVX-VNNI alone depends on oneDNN's kernel);
+ * the dispatch line names it. */
+static void test_int8_choice(void **state) {
+    (void)state;
+    const ct_cpu_features *f = ct_cpu_features_get();
+    const char *why = NULL;
+    const ct_dtype dt = ct_cpu_int8_dtype(&why);
+    assert_non_null(why);
+    if (f->avx512_vnni) assert_int_equal(dt, CT_DTYPE_Q8);
+    if (!f->avx512_vnni && !f->avx_vnni) {
+        assert_int_equal(dt, CT_DTYPE_Q8_0);
+        char line[400];
+        ct_cpu_dispatch_plan(line, sizeof line);
+        if (!strstr(line, "int8: Q8_0 blocks")) fail_msg("dispatch line: %s", line);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weight_layout),        cmocka_unit_test(test_activation_definition),
         cmocka_unit_test(test_exact_integers),       cmocka_unit_test(test_kernel_vs_reference),
         cmocka_unit_test(test_matmul_vs_reference),  cmocka_unit_test(test_vs_float),
+        cmocka_unit_test(test_int8_choice),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -160,7 +160,8 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     if (ht.dtype == CT_DTYPE_Q8_0) return load_q80(L, t, dtype, name, &ht, nd, shape);
     if (dtype == SOURCE_DTYPE) dtype = ht.dtype;
     /* per-block int8 needs rows of a multiple of 32: others keep their type */
-    if (dtype == CT_DTYPE_Q8_0 && (nd < 2 || (host_numel(&ht) / (size_t)shape[0]) % CT_Q8_0_BLOCK)) dtype = ht.dtype;
+    if (dtype == CT_DTYPE_Q8_0 && (nd < 2 || shape[0] <= 0 || (host_numel(&ht) / (size_t)shape[0]) % CT_Q8_0_BLOCK))
+        dtype = ht.dtype;
     if (dtype == CT_DTYPE_Q8_0) { /* per block at load, rows in parallel; each source page read once */
         const int64_t N = shape[0], K = (int64_t)(host_numel(&ht) / (size_t)N);
         ct_status s = ct_tensor_quantize_q80(L->be, ht.data, ht.dtype, N, K, &bad, t);

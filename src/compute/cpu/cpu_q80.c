@@ -1,10 +1,13 @@
 /* cpu_q80.c — dense layers with Q8_0 weights (ggml's blocks of 32 int8 and
- * one f16 scale, used in place from a GGUF file or made at load): the rows'
- * activations quantised per block (compute/quant.c), the AVX2 block-dot
- * kernel in register tiles, then the float epilogue. Without AVX2 the
- * reference loops run (the same result up to the fp32 summation order). */
+ * one f16 scale, used in place from a GGUF file or made at load): for the
+ * decoding rows (≤ CT_Q80_INT_ROWS) the activations quantised per block
+ * (compute/quant.c), the AVX2 block-dot kernel in register tiles, then the
+ * float epilogue (without AVX2 the reference loops: the same result up to
+ * the fp32 summation order); for more rows the weights widened to f32 per
+ * tile for OpenBLAS, as the per-row int8 path does without VNNI. */
 #include "compute/cpu/cpu_q80.h"
 
+#include <cblas.h>
 #include <omp.h>
 #include <string.h>
 
@@ -124,12 +127,54 @@ void ct_q80_gemm(ct_cpu_isa isa, int threads, float *acc, const int8_t *qx, cons
     ct_q80_gemm_ref(acc, qx, dx, w, M, N, K);
 }
 
+enum { WBLOCK = 64 }; /* weight rows widened per tile */
+
+/* Rows > CT_Q80_INT_ROWS: the weights widened to f32 (exactly) one tile of
+ * 64 rows at a time per thread, float activations, OpenBLAS, then the
+ * float epilogue: on AVX2 without VNNI sgemm's FMAs outrun maddubs + madd
+ * (docs/PERFORMANCE.md, "Q8_0"), and the activations keep full precision. */
+static ct_status widened_q80(float *y, const float *x, const ct_tensor *w, const float *b, const float *residual,
+                             float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
+    const int nth = omp_get_max_threads();
+    size_t mark = ct_arena_mark(ws);
+    float *tiles = ct_arena_alloc(ws, sizeof(float) * (size_t)nth * WBLOCK * K);
+    if (!tiles) return CT_ERR_OOM; /* the caller takes the integer path, which chunks rows */
+    const int accumulate = residual && act == CT_ACT_NONE;
+    if (accumulate && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
+    const float ga = accumulate ? alpha : 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    const int nblocks = (N + WBLOCK - 1) / WBLOCK;
+    /* inside an active region OpenBLAS runs each sgemm on the calling thread */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if ((size_t)M * N * K > 4 * CT_PAR_MIN)
+    for (int blk = 0; blk < nblocks; blk++) {
+        float *tile = tiles + (size_t)omp_get_thread_num() * WBLOCK * K;
+        const int n0 = blk * WBLOCK, nb = N - n0 < WBLOCK ? N - n0 : WBLOCK;
+        for (int i = 0; i < nb; i++) ct_q80_dequantize_row(tile + (size_t)i * K, ct_q80_row(w, n0 + i, K), K);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nb, K, ga, x, K, tile, K, beta, y + n0, N);
+    }
+    ct_arena_rewind(ws, mark);
+#pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
+    for (int m = 0; m < M; m++) {
+        float *yr = y + (size_t)m * N;
+        if (accumulate) {
+            if (b)
+                for (int n = 0; n < N; n++) yr[n] += alpha * b[n];
+        } else {
+            ct_fast_bias_act(yr, b, residual ? residual + (size_t)m * N : NULL, alpha, (int)act, N);
+        }
+    }
+    return CT_OK;
+}
+
 ct_status ct_cpu_matmul_q80(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                             const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
     // y (M,N), x (M,K), w (N,K) Q8_0, b (N), residual (M,N)
     (void)be;
     if (K % CT_Q8_0_BLOCK)
         return ct_fail(CT_ERR_INVALID_ARG, "matmul: Q8_0 weight rows of %d elements (not a multiple of 32)", K);
+    if (M > CT_Q80_INT_ROWS) {
+        ct_status rc = widened_q80(y, x, w, b, residual, alpha, act, M, N, K, ws);
+        if (rc != CT_ERR_OOM) return rc; /* no room for the f32 tiles: the integer path below */
+    }
     /* y holds the sums unless it also holds the residual */
     const int acc_in_y = residual != y;
     const size_t per_row = (size_t)K + sizeof(float) * (size_t)(K / CT_Q8_0_BLOCK) +

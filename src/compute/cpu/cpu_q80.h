@@ -23,8 +23,17 @@
 void ct_q80_gemm(ct_cpu_isa isa, int threads, float *acc, const int8_t *qx, const float *dx, const void *w, int M,
                  int N, int K);
 
-/* y = residual + alpha·act(x·wᵀ + b) for a Q8_0 weight w (N,K), K % 32 == 0;
- * rows in chunks that fit the workspace. */
+/* Rows up to this many (decoding, memory-bound: the weights' bytes are
+ * what costs) take the integer kernel; more rows (the encoder) widen the
+ * weights to f32 per tile for sgemm, which measured faster than the AVX2
+ * integer GEMM on Zen 1 (docs/PERFORMANCE.md, "Q8_0"). */
+#define CT_Q80_INT_ROWS 4
+
+/* y = residual + alpha·act(x·wᵀ + b) for a Q8_0 weight w (N,K), K % 32 == 0:
+ * M ≤ CT_Q80_INT_ROWS the Q8_0 product (quant.h; activations quantised,
+ * rows in chunks that fit the workspace), more rows the float product of
+ * the dequantised weights (or the Q8_0 product when the workspace cannot
+ * hold a 64-row f32 tile per thread). */
 ct_status ct_cpu_matmul_q80(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,
                             const float *residual, float alpha, ct_act act, int M, int N, int K, ct_arena *ws);
 

@@ -19,6 +19,7 @@
 
 #include "compute/backend.h"
 #include "compute/cpu/cpu_dnnl.h"
+#include "compute/cpu/cpu_q80.h"
 #include "compute/cpu/cpu_state.h"
 #include "compute/quant.h"
 #include "core/fs.h"
@@ -81,6 +82,16 @@ static void run_dnnl(void *p) {
         fprintf(stderr, "bench_gemm: %s\n", ct_last_error());
         exit(1);
     }
+}
+/* the Q8_0 integer product at any M: activations quantised per block, then
+ * the AVX2 kernel (what the op does up to 4 rows, without the epilogue) */
+static void run_q80int(void *p) {
+    job *j = p;
+    int8_t *qx = malloc((size_t)j->M * j->K);
+    float *dx = malloc(sizeof(float) * (size_t)j->M * (j->K / 32));
+    ct_q80_quantize_act(qx, dx, j->x, j->M, j->K);
+    ct_q80_gemm(ct_cpu_isa_best(), omp_get_max_threads(), j->y, qx, dx, j->w->data, j->M, j->N, j->K);
+    free(qx), free(dx);
 }
 static void run_op(void *p) {
     job *j = p;
@@ -185,7 +196,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < NK; i++) wb[i] = ct_f32_to_bf16(j.wf[i]), wq[i] = (int8_t)((i * 17) % 255 - 127);
         const int gemv = j.M <= 4;
         if (!gemv) report("OpenBLAS sgemm f32", &j, best_of(run_sgemm, &j), 0);
-        if (dnnl && !gemv) {
+        /* only the kinds oneDNN has a kernel for on this CPU (bf16 needs
+         * AVX-512: without it the primitive fails) */
+        if (dnnl && !gemv && ct_dnnl_probe(dnnl, CT_DNNL_BF16) == CT_OK && ct_dnnl_probe(dnnl, CT_DNNL_U8S8) == CT_OK) {
             j.kind = CT_DNNL_F32, j.xa = j.x, j.wa = j.wf, j.c = j.y;
             report("oneDNN f32", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_F32, j.M, j.N, j.K));
@@ -222,7 +235,9 @@ int main(int argc, char **argv) {
         j.w = &tq;
         report("op int8", &j, best_of(run_op, &j), gemv ? 1.0 * NK : 0);
         j.w = &t0;
-        report("op q8_0 (AVX2 blocks)", &j, best_of(run_op, &j), gemv ? 34.0 / 32.0 * NK : 0);
+        report(gemv ? "op q8_0 (AVX2 blocks)" : "op q8_0 (widened, sgemm)", &j, best_of(run_op, &j),
+               gemv ? 34.0 / 32.0 * NK : 0);
+        if (!gemv) report("q8_0 integer GEMM (AVX2)", &j, best_of(run_q80int, &j), 0);
         ct_tensor_release(&tf), ct_tensor_release(&tb), ct_tensor_release(&tq), ct_tensor_release(&t0);
         free(j.x), free(j.wf), free(j.y), free(xb), free(wb), free(xu), free(wq);
     }

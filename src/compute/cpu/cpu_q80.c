@@ -131,8 +131,10 @@ enum { WBLOCK = 64 }; /* weight rows widened per tile */
 
 /* Rows > CT_Q80_INT_ROWS: the weights widened to f32 (exactly) one tile of
  * 64 rows at a time per thread, float activations, OpenBLAS, then the
- * float epilogue: on AVX2 without VNNI sgemm's FMAs outrun maddubs + madd
- * (docs/PERFORMANCE.md, "Q8_0"), and the activations keep full precision. */
+ * float epilogue: on AVX2 without VNNI maddubs + madd reach no more than
+ * sgemm's FMAs (both ~16 FLOP/cycle on Zen 1; measured equal within the
+ * shared machine's noise), and float activations are more accurate
+ * (docs/PERFORMANCE.md, "Q8_0"). */
 static ct_status widened_q80(float *y, const float *x, const ct_tensor *w, const float *b, const float *residual,
                              float alpha, ct_act act, int M, int N, int K, ct_arena *ws) {
     const int nth = omp_get_max_threads();

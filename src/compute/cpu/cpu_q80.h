@@ -23,10 +23,10 @@
 void ct_q80_gemm(ct_cpu_isa isa, int threads, float *acc, const int8_t *qx, const float *dx, const void *w, int M,
                  int N, int K);
 
-/* Rows up to this many (decoding, memory-bound: the weights' bytes are
- * what costs) take the integer kernel; more rows (the encoder) widen the
- * weights to f32 per tile for sgemm, which measured faster than the AVX2
- * integer GEMM on Zen 1 (docs/PERFORMANCE.md, "Q8_0"). */
+/* Rows up to this many (decoding: the weights' bytes are what costs) take
+ * the integer kernel; more rows (the encoder) widen the weights to f32 per
+ * tile for sgemm, as fast as the AVX2 integer GEMM on Zen 1 and more
+ * accurate (float activations; docs/PERFORMANCE.md, "Q8_0"). */
 #define CT_Q80_INT_ROWS 4
 
 /* y = residual + alpha·act(x·wᵀ + b) for a Q8_0 weight w (N,K), K % 32 == 0:

@@ -44,6 +44,14 @@ static int lookup(void *ctx, const char *name, ct_gpu_weight *out) {
 }
 
 ct_status ct_asr_gpu_open(const ct_checkpoint *ck, const ct_asr_hparams *hp, ct_gpu_engine **out) {
+    /* the GPU engine converts float tensors to bf16; ggml's Q8_0 blocks
+     * (a GGUF) are multiplied only by the CPU backend */
+    for (size_t i = 0; i < ct_checkpoint_count(ck); i++)
+        if (ct_checkpoint_at(ck, i)->dtype == CT_DTYPE_Q8_0)
+            return ct_fail(CT_ERR_UNSUPPORTED,
+                           "%s: tensor '%s' is Q8_0, which runs on the CPU only: use --device cpu, or convert the "
+                           "safetensors checkpoint with cohere-transcribe-convert --dtype bf16 for the GPU",
+                           ct_checkpoint_dir(ck), ct_checkpoint_at(ck, i)->name);
     ct_gpu_engine *e = NULL;
     ct_status s = ct_gpu_engine_create(lookup, (void *)ck, hp->dec_heads, &e);
     if (s != CT_OK) return ct_fail_wrap(s, "%s", ct_checkpoint_dir(ck));

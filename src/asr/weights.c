@@ -24,6 +24,7 @@ typedef struct loader {
     ct_backend *be;
     ct_q8_plan q8;     /* under Q8: the kinds kept in float */
     int enc_layer;     /* the encoder layer being loaded, or -1 */
+    int dense;         /* loading a Linear/pointwise weight (a Q8_0 source stays Q8_0) */
     ct_weight_lookup_fn lookup;
     void *ctx;
     size_t bytes, borrowed;
@@ -37,7 +38,8 @@ static ct_status find(loader *L, const char *name, int ndim, const int64_t *dims
         if (optional) return CT_OK;
         return ct_fail(CT_ERR_NOT_FOUND, "tensor %s: missing from the checkpoint", name);
     }
-    if (ht->dtype != CT_DTYPE_F32 && ht->dtype != CT_DTYPE_BF16 && ht->dtype != CT_DTYPE_F16)
+    if (ht->dtype != CT_DTYPE_F32 && ht->dtype != CT_DTYPE_BF16 && ht->dtype != CT_DTYPE_F16 &&
+        ht->dtype != CT_DTYPE_Q8_0)
         return ct_fail(CT_ERR_FORMAT, "tensor %s: dtype %s is not a float type", name, ct_dtype_name(ht->dtype));
     int ok = ht->ndim == ndim;
     for (int i = 0; ok && i < ndim; i++) ok = dims[i] < 0 || ht->shape[i] == dims[i];
@@ -74,8 +76,9 @@ static ct_status non_finite(const char *name, const ct_host_tensor *ht, int64_t 
         memcpy(&u, (const unsigned char *)ht->data + 4 * at, 4);
         nan = (u & 0x7fffffu) != 0;
     } else {
-        uint16_t h;
-        memcpy(&h, (const unsigned char *)ht->data + 2 * at, 2);
+        uint16_t h; /* Q8_0: the block's f16 scale */
+        const size_t off = ht->dtype == CT_DTYPE_Q8_0 ? (size_t)at / CT_Q8_0_BLOCK * CT_Q8_0_BLOCK_BYTES : 2 * (size_t)at;
+        memcpy(&h, (const unsigned char *)ht->data + off, 2);
         nan = (h & (ht->dtype == CT_DTYPE_BF16 ? 0x7fu : 0x3ffu)) != 0;
     }
     return ct_fail(CT_ERR_FORMAT, "tensor '%s' holds a non-finite weight (%s at element %lld)", name,
@@ -90,9 +93,56 @@ static size_t host_numel(const ct_host_tensor *ht) {
 
 /* Refuse NaN/infinity in a tensor read on the host (BatchNorm folding). */
 static ct_status check_host(const char *name, const ct_host_tensor *ht) {
+    if (ht->data && ht->dtype == CT_DTYPE_Q8_0) /* BatchNorm folding reads floats */
+        return ct_fail(CT_ERR_FORMAT, "tensor %s: Q8_0 is only supported for the matrices", name);
     if (!ht->data || !ht->check_finite) return CT_OK;
     int64_t at = ct_first_non_finite(ht->data, ht->dtype, host_numel(ht));
     return at < 0 ? CT_OK : non_finite(name, ht, at);
+}
+
+/* A Q8_0 tensor from the file (a GGUF): a matrix stays Q8_0 whatever the
+ * weight dtype, used in place (zero-copy) when it can be, else copied; any
+ * other use (embeddings, the positional table) is dequantised to f32
+ * (exact: f16 scale times int8) and then takes the usual path to dtype. */
+static ct_status load_q80(loader *L, ct_tensor *t, ct_dtype dtype, const char *name, const ct_host_tensor *ht,
+                          int nd, const int64_t *shape) {
+    const size_t n = host_numel(ht);
+    int64_t bad = ht->check_finite ? ct_q80_first_non_finite(ht->data, n) : -1;
+    if (bad >= 0) return non_finite(name, ht, bad);
+    if (!L->dense) {
+        float *f = malloc(sizeof(float) * (n ? n : 1));
+        if (!f) return ct_fail(CT_ERR_OOM, "tensor %s: %zu floats", name, n);
+        ct_q80_dequantize_row(f, ht->data, (int64_t)n);
+        /* only dense weights are ever quantised, so dtype is a float type */
+        if (dtype == SOURCE_DTYPE || dtype == CT_DTYPE_Q8 || dtype == CT_DTYPE_Q8_0) dtype = CT_DTYPE_F32;
+        ct_status s = ct_tensor_upload(L->be, dtype, f, CT_DTYPE_F32, nd, shape, t);
+        free(f);
+        if (s != CT_OK) return ct_fail_wrap(s, "tensor %s (Q8_0, dequantised)", name);
+        drop_pages(ht, ct_dtype_nbytes(CT_DTYPE_Q8_0, n));
+        L->bytes += t->nbytes;
+        return CT_OK;
+    }
+    if (!L->be->ops->supports_weight(L->be, CT_DTYPE_Q8_0) || L->be->ops->stream(L->be) != NULL)
+        return ct_fail(CT_ERR_UNSUPPORTED,
+                       "tensor %s: Q8_0 weights run on the CPU only (backend %s); convert the safetensors checkpoint "
+                       "with cohere-transcribe-convert --dtype f16 or bf16 for it",
+                       name, L->be->ops->name);
+    memset(t, 0, sizeof *t);
+    t->dtype = CT_DTYPE_Q8_0;
+    t->ndim = nd;
+    for (int i = 0; i < nd; i++) t->shape[i] = shape[i];
+    t->nbytes = ct_dtype_nbytes(CT_DTYPE_Q8_0, n);
+    if (ht->borrowable) { /* a view of the mapping (blocks are read bytewise, any alignment) */
+        t->data = (void *)ht->data;
+        L->borrowed += t->nbytes;
+    } else {
+        CT_TRY(L->be->ops->alloc(L->be, t->nbytes, &t->data));
+        t->owner = L->be;
+        memcpy(t->data, ht->data, t->nbytes);
+        drop_pages(ht, t->nbytes);
+    }
+    L->bytes += t->nbytes;
+    return CT_OK;
 }
 
 /* Load name into *t as dtype, with shape `store` (same element count). A
@@ -108,8 +158,17 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
     int nd = ndim > CT_TENSOR_MAX_DIMS ? CT_TENSOR_MAX_DIMS : ndim;
     for (int i = 0; i < nd; i++) shape[i] = ht.shape[i];
     int64_t bad = -1;
+    if (ht.dtype == CT_DTYPE_Q8_0) return load_q80(L, t, dtype, name, &ht, nd, shape);
     if (dtype == SOURCE_DTYPE) dtype = ht.dtype;
-    if (dtype == CT_DTYPE_Q8) { /* quantised per row; the source pages are read once, then dropped */
+    /* per-block int8 needs rows of a multiple of 32: others keep their type */
+    if (dtype == CT_DTYPE_Q8_0 && (nd < 2 || shape[0] <= 0 || (host_numel(&ht) / (size_t)shape[0]) % CT_Q8_0_BLOCK))
+        dtype = ht.dtype;
+    if (dtype == CT_DTYPE_Q8_0) { /* per block at load, rows in parallel; each source page read once */
+        const int64_t N = shape[0], K = (int64_t)(host_numel(&ht) / (size_t)N);
+        ct_status s = ct_tensor_quantize_q80(L->be, ht.data, ht.dtype, N, K, &bad, t);
+        if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
+        if (bad < 0) drop_pages(&ht, host_numel(&ht) * ct_dtype_size(ht.dtype));
+    } else if (dtype == CT_DTYPE_Q8) { /* quantised per row; the source pages are read once, then dropped */
         const int64_t N = shape[0], K = N > 0 ? (int64_t)(host_numel(&ht) / (size_t)N) : 0;
         ct_status s = ct_tensor_quantize_q8(L->be, ht.data, ht.dtype, N, K, &bad, t);
         if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
@@ -153,9 +212,22 @@ ct_q8_plan ct_q8_default_plan(int enc_layers) {
                         .to = 1 << 30};
 }
 
+/* Measured the same way for Q8_0 (docs/PERFORMANCE.md, "Q8_0"): blocks of
+ * 32 round each weight to a step 1.5–2× finer than a 1280-long row's, so
+ * with everything int8 the encoder is at 4.8e-2 instead of 7.4e-2, and
+ * keeping v, out and pointwise_conv2 in float (an eighth of the encoder's
+ * weights, the kinds with the most error per weight) brings encoder and
+ * first-step logits to 2.7e-2 (keeping pointwise_conv1 too gains nothing
+ * measurable: the rest is the FF layers'); FF, q, k, pos, pointwise_conv1,
+ * the projection and the whole decoder are int8. */
+ct_q8_plan ct_q80_default_plan(int enc_layers) {
+    (void)enc_layers;
+    return (ct_q8_plan){.all = CT_Q8_PLAN_SET | CT_Q8_ENC_V | CT_Q8_ENC_OUT | CT_Q8_ENC_PW2};
+}
+
 /* The dtype of a dense weight of this kind: Q8 unless the plan keeps it. */
 static ct_dtype kind_dtype(const loader *L, ct_dtype wdt, unsigned kind) {
-    if (wdt != CT_DTYPE_Q8) return wdt;
+    if (wdt != CT_DTYPE_Q8 && wdt != CT_DTYPE_Q8_0) return wdt;
     const int part = L->enc_layer >= L->q8.from && L->enc_layer < L->q8.to && (L->q8.part & kind);
     return (L->q8.all & kind) || part ? SOURCE_DTYPE : wdt;
 }
@@ -169,7 +241,10 @@ static ct_status linear(loader *L, ct_dtype wdt, ct_tensor *w, ct_tensor *b, con
                         int64_t in, int trailing_ones, int has_bias) {
     char nm[256];
     int64_t d[4] = {out, in, 1, 1};
-    CT_TRY(load(L, w, wdt, NAME("%s.weight", prefix), 2 + trailing_ones, d, 0));
+    L->dense = 1;
+    ct_status s = load(L, w, wdt, NAME("%s.weight", prefix), 2 + trailing_ones, d, 0);
+    L->dense = 0;
+    CT_TRY(s);
     w->ndim = 2; /* (out, in, 1) → (out, in): same memory */
     if (has_bias) CT_TRY(load(L, b, CT_DTYPE_F32, NAME("%s.bias", prefix), 1, DIMS(out), 0));
     return CT_OK;
@@ -342,7 +417,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     char nm[256];
     /* int8 keeps the subsampling, the embeddings and the vocabulary
      * projection in the checkpoint's float type (weights.h) */
-    const ct_dtype hi = wdt == CT_DTYPE_Q8 ? SOURCE_DTYPE : wdt;
+    const ct_dtype hi = wdt == CT_DTYPE_Q8 || wdt == CT_DTYPE_Q8_0 ? SOURCE_DTYPE : wdt;
     const int64_t C = hp->sub_channels, d = hp->d_enc, F = (hp->n_mels + 7) / 8;
     /* F: frequency bins after three stride-2 convs: 128 → 64 → 32 → 16 */
     int64_t f = hp->n_mels;
@@ -393,13 +468,15 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
                               ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out) {
     memset(out, 0, sizeof *out);
     CT_TRY(check_hparams(hp));
-    if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16 && wdtype != CT_DTYPE_Q8)
-        return ct_fail(CT_ERR_INVALID_ARG, "weights: dtype %s (f32, bf16, f16 or Q8)", ct_dtype_name(wdtype));
+    if (wdtype != CT_DTYPE_F32 && wdtype != CT_DTYPE_BF16 && wdtype != CT_DTYPE_F16 && wdtype != CT_DTYPE_Q8 &&
+        wdtype != CT_DTYPE_Q8_0)
+        return ct_fail(CT_ERR_INVALID_ARG, "weights: dtype %s (f32, bf16, f16, Q8 or Q8_0)", ct_dtype_name(wdtype));
     if (!be->ops->supports_weight(be, wdtype))
         return ct_fail(CT_ERR_UNSUPPORTED, "weights: backend %s has no %s matmul", be->ops->name, ct_dtype_name(wdtype));
     out->hp = *hp;
     out->wdtype = wdtype;
     if (wdtype == CT_DTYPE_Q8) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q8_default_plan(hp->enc_layers);
+    if (wdtype == CT_DTYPE_Q8_0) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q80_default_plan(hp->enc_layers);
     loader L = {.be = be, .q8 = out->q8, .enc_layer = -1, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
     out->bytes = L.bytes;

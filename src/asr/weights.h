@@ -9,7 +9,10 @@
  * plan (ct_q8_plan below) does not keep in float are quantised per row at
  * load; the subsampling convs and projection, the embeddings, the
  * vocabulary projection and the plan's kept kinds keep the checkpoint's
- * float type (used in place). BatchNorm is folded
+ * float type (used in place). Q8_0 (ggml's per-block int8, CPU): the same
+ * with blocks of 32 and its own plan (ct_q80_default_plan); a Q8_0 matrix
+ * from a GGUF stays Q8_0 (used in place) whatever wdtype says, and Q8_0
+ * embedding tables are dequantised to f32. BatchNorm is folded
  * into the depthwise conv at load. Hyper-parameters come from the config and
  * are cross-checked against every tensor's shape.
  */
@@ -94,6 +97,9 @@ typedef struct ct_q8_plan {
     int from, to;
 } ct_q8_plan;
 ct_q8_plan ct_q8_default_plan(int enc_layers);
+/* The default plan for per-block Q8_0 weights (the same kinds, a smaller
+ * rounding error, so fewer kept in float: docs/PERFORMANCE.md, "Q8_0"). */
+ct_q8_plan ct_q80_default_plan(int enc_layers);
 
 typedef struct ct_asr_weights {
     ct_asr_hparams hp;
@@ -112,7 +118,7 @@ typedef struct ct_asr_weights {
 
 
 /* Load and convert every tensor; fails naming the tensor that is missing or
- * has the wrong shape. wdtype: F32, BF16, F16 or Q8 for the dense weights;
+ * has the wrong shape. wdtype: F32, BF16, F16, Q8 or Q8_0 for the dense weights;
  * q8: under Q8, the kinds kept in float (NULL or all == 0: the default plan). */
 ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *ctx, const ct_asr_hparams *hp,
                               ct_dtype wdtype, const ct_q8_plan *q8, ct_asr_weights *out);

@@ -11,13 +11,14 @@
 #include "model/convert.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: cohere-transcribe-convert [--dtype keep|f32|f16|bf16] IN OUT\n"
+    fprintf(f, "usage: cohere-transcribe-convert [--dtype keep|f32|f16|bf16|q8_0] IN OUT\n"
                "  IN a model directory -> OUT a .gguf file\n"
                "  IN a .gguf file      -> OUT a directory in the save_pretrained layout\n"
                "  --dtype   dtype of the matrices, conv kernels and tables (default: keep;\n"
                "            from GGUF: every float tensor, default the token embedding's\n"
                "            dtype). Into GGUF, 1-D tensors and pos_bias_u/v are always f32,\n"
-               "            as CrispASR reads them (docs/GGUF.md)\n"
+               "            as CrispASR reads them (docs/GGUF.md); q8_0 (into GGUF only):\n"
+               "            the 2-D matrices in ggml's Q8_0 blocks, the other narrowed tensors f16\n"
                "  The tokenizer.json must pass the engine's checks; nothing is written\n"
                "  otherwise.\n");
 }
@@ -36,8 +37,9 @@ int main(int argc, char **argv) {
             else if (!strcmp(d, "f32") || !strcmp(d, "fp32")) dtype = CT_DTYPE_F32;
             else if (!strcmp(d, "f16") || !strcmp(d, "fp16")) dtype = CT_DTYPE_F16;
             else if (!strcmp(d, "bf16")) dtype = CT_DTYPE_BF16;
+            else if (!strcmp(d, "q8_0") || !strcmp(d, "Q8_0")) dtype = CT_DTYPE_Q8_0;
             else {
-                fprintf(stderr, "cohere-transcribe-convert: --dtype: '%s' is not keep, f32, f16 or bf16\n", d);
+                fprintf(stderr, "cohere-transcribe-convert: --dtype: '%s' is not keep, f32, f16, bf16 or q8_0\n", d);
                 return 2;
             }
         } else if (argv[i][0] == '-' && argv[i][1]) {

@@ -4,7 +4,7 @@
  * printing one JSON line per clip with its text.
  *
  *   cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]
- *       [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8]
+ *       [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
  *       --out OUT.safetensors A.wav B.wav ...
  *
@@ -25,6 +25,7 @@
 
 #include "blas_preinit.h" /* OpenBLAS inside ulimit -v: before main */
 #include "asr/asr.h"
+#include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
 #include "model/resolve.h"
 #include "model/safetensors.h"
@@ -33,7 +34,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]\n"
-               "           [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8]\n"
+               "           [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]\n"
                "           [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]\n"
                "           --out OUT.safetensors A.wav B.wav ...\n");
 }
@@ -177,9 +178,10 @@ int main(int argc, char **argv) {
     if (!strcmp(dtype, "fp32")) o.weight_dtype = CT_DTYPE_F32;
     else if (!strcmp(dtype, "bf16")) o.weight_dtype = CT_DTYPE_BF16;
     else if (!strcmp(dtype, "fp16")) o.weight_dtype = CT_DTYPE_F16;
-    else if (!strcmp(dtype, "int8")) o.weight_dtype = CT_DTYPE_Q8; /* CPU only */
+    else if (!strcmp(dtype, "int8")) o.weight_dtype = ct_cpu_int8_dtype(NULL); /* CPU only: as the transcriber */
+    else if (!strcmp(dtype, "q8_0")) o.weight_dtype = CT_DTYPE_Q8_0; /* CPU only: per-block int8 */
     else {
-        fprintf(stderr, "cohere-transcribe-inspect: --dtype: '%s' (fp32, bf16, fp16 or int8)\n", dtype);
+        fprintf(stderr, "cohere-transcribe-inspect: --dtype: '%s' (fp32, bf16, fp16, int8 or q8_0)\n", dtype);
         return 2;
     }
     ct_asr_request rq = ct_asr_default_request();

@@ -14,7 +14,7 @@
  *   memory (host memory on CPU); the version 3 entries take ct_buf views that
  *   carry their element type (bf16/f16 activations on CUDA);
  * - weights are ct_tensors (f32, bf16 or f16 where the backend supports it,
- *   Q8 int8 rows on the CPU backends;
+ *   Q8 int8 rows and Q8_0 ggml blocks on the CPU backends;
  *   biases, norms and other small parameters are always f32);
  * - integer side arrays (lengths, ids, slots) are host memory, small;
  * - scratch comes from `ws`, an arena over backend memory that the op rewinds

@@ -232,3 +232,159 @@ void ct_q8_dequantize_row(float *dst, const ct_tensor *w, int64_t n) {
     const float sc = ct_q8_scales(w)[n];
     for (int64_t k = 0; k < K; k++) dst[k] = sc * (float)q[k];
 }
+
+/* ---- Q8_0 --------------------------------------------------------------- */
+
+static inline void put_block(unsigned char *blk, float d, const int8_t *q) {
+    const uint16_t h = ct_f32_to_f16(d);
+    memcpy(blk, &h, 2);
+    memcpy(blk + 2, q, CT_Q8_0_BLOCK);
+}
+
+int64_t ct_q80_quantize_row(void *dst, const void *src, ct_dtype src_dtype, int64_t K) {
+    const unsigned char *s = src;
+    unsigned char *o = dst;
+    const size_t es = ct_dtype_size(src_dtype);
+    float buf[CT_Q8_0_BLOCK];
+    int8_t q[CT_Q8_0_BLOCK];
+    for (int64_t k0 = 0; k0 < K; k0 += CT_Q8_0_BLOCK) {
+        widen(buf, s + (size_t)k0 * es, src_dtype, CT_Q8_0_BLOCK);
+        float amax = 0.0f;
+        for (int i = 0; i < CT_Q8_0_BLOCK; i++) {
+            const float a = fabsf(buf[i]);
+            if (!(a <= FLT_MAX)) {
+                memset(dst, 0, CT_Q80_ROW_BYTES(K));
+                return k0 + i;
+            }
+            amax = a > amax ? a : amax;
+        }
+        /* ggml's quantize_row_q8_0_ref: the f32 scale rounds q, the f16
+         * copy of it is stored */
+        const float d = amax / 127.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        if (!(id <= FLT_MAX)) id = 0.0f; /* a block below ~1e-36: stored as zeros */
+        for (int i = 0; i < CT_Q8_0_BLOCK; i++) {
+            float v = roundf(buf[i] * id);
+            v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+            q[i] = (int8_t)v;
+        }
+        put_block(o + (size_t)(k0 / CT_Q8_0_BLOCK) * CT_Q8_0_BLOCK_BYTES, d, q);
+    }
+    return -1;
+}
+
+ct_status ct_tensor_quantize_q80(ct_backend *be, const void *src, ct_dtype src_dtype, int64_t N, int64_t K,
+                                 int64_t *bad_at, ct_tensor *out) {
+    memset(out, 0, sizeof *out);
+    if (bad_at) *bad_at = -1;
+    if (be->ops->stream(be) != NULL)
+        return ct_fail(CT_ERR_UNSUPPORTED, "Q8_0 weights: backend %s computes on the host only", be->ops->name);
+    if (src_dtype != CT_DTYPE_F32 && src_dtype != CT_DTYPE_BF16 && src_dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_FORMAT, "Q8_0 weights: source dtype %s is not a float type", ct_dtype_name(src_dtype));
+    if (N <= 0 || K <= 0 || K % CT_Q8_0_BLOCK || K > INT32_MAX / 2)
+        return ct_fail(CT_ERR_INVALID_ARG, "Q8_0 weights: shape %lld x %lld (rows must be a multiple of 32 long)",
+                       (long long)N, (long long)K);
+    out->dtype = CT_DTYPE_Q8_0;
+    out->ndim = 2;
+    out->shape[0] = N, out->shape[1] = K;
+    out->nbytes = (size_t)N * CT_Q80_ROW_BYTES(K);
+    CT_TRY(be->ops->alloc(be, out->nbytes, &out->data));
+    out->owner = be;
+    const unsigned char *s = src;
+    unsigned char *o = out->data;
+    const size_t es = ct_dtype_size(src_dtype), rb = CT_Q80_ROW_BYTES(K);
+    int64_t first = -1;
+    /* rows are independent: the result does not depend on the thread count */
+#pragma omp parallel for schedule(dynamic, 16) if (N * K > (1 << 16))
+    for (int64_t n = 0; n < N; n++) {
+        int64_t at = ct_q80_quantize_row(o + (size_t)n * rb, s + (size_t)(n * K) * es, src_dtype, K);
+        if (at >= 0) {
+            at += n * K;
+#pragma omp critical(ct_quant_scan)
+            if (first < 0 || at < first) first = at;
+        }
+    }
+    if (bad_at) *bad_at = first;
+    if (first >= 0) ct_tensor_release(out);
+    return CT_OK;
+}
+
+/* Cloned for AVX-512 and AVX2 like ct_q8_quantize_act: the same operations
+ * (max and | exact in any order, no contraction) at every width. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ct_q80_quantize_act(int8_t *qx, float *dx,
+                                                                                       const float *x, int M, int K) {
+    const int nb = K / CT_Q8_0_BLOCK;
+    for (int m = 0; m < M; m++)
+        for (int b = 0; b < nb; b++) {
+            const float *xb = x + (size_t)m * K + (size_t)b * CT_Q8_0_BLOCK;
+            int8_t *qb = qx + (size_t)m * K + (size_t)b * CT_Q8_0_BLOCK;
+            float amax = 0.0f;
+            int bad = 0;
+#pragma omp simd reduction(max : amax) reduction(| : bad)
+            for (int i = 0; i < CT_Q8_0_BLOCK; i++) {
+                const float a = fabsf(xb[i]);
+                bad |= !(a <= FLT_MAX);
+                amax = a > amax ? a : amax;
+            }
+            /* NaN/inf: NaN out; all zero (or below 127/FLT_MAX, where 127/amax
+             * overflows): exact zeros */
+            if (bad || !(127.0f / amax <= FLT_MAX)) {
+                memset(qb, 0, CT_Q8_0_BLOCK);
+                dx[(size_t)m * nb + b] = bad ? NAN : 0.0f;
+                continue;
+            }
+            const float inv = 127.0f / amax;
+#pragma omp simd
+            for (int i = 0; i < CT_Q8_0_BLOCK; i++) {
+                float v = round_even(xb[i] * inv);
+                v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+                qb[i] = (int8_t)v;
+            }
+            dx[(size_t)m * nb + b] = amax / 127.0f;
+        }
+}
+
+static inline float block_scale(const unsigned char *blk) {
+    uint16_t h;
+    memcpy(&h, blk, 2);
+    return ct_f16_to_f32(h);
+}
+
+void ct_q80_dequantize_row(float *dst, const void *row, int64_t K) {
+    const unsigned char *r = row;
+    for (int64_t b = 0; b < K / CT_Q8_0_BLOCK; b++) {
+        const unsigned char *blk = r + (size_t)b * CT_Q8_0_BLOCK_BYTES;
+        const float d = block_scale(blk);
+        const int8_t *q = (const int8_t *)(blk + 2);
+        for (int i = 0; i < CT_Q8_0_BLOCK; i++) dst[b * CT_Q8_0_BLOCK + i] = d * (float)q[i];
+    }
+}
+
+int64_t ct_q80_first_non_finite(const void *src, size_t n) {
+    const unsigned char *p = src;
+    for (size_t b = 0; b < n / CT_Q8_0_BLOCK; b++) {
+        uint16_t h;
+        memcpy(&h, p + b * CT_Q8_0_BLOCK_BYTES, 2);
+        if ((h & 0x7c00u) == 0x7c00u) return (int64_t)(b * CT_Q8_0_BLOCK);
+    }
+    return -1;
+}
+
+void ct_q80_gemm_ref(float *acc, const int8_t *qx, const float *dx, const void *w, int M, int N, int K) {
+    const int nb = K / CT_Q8_0_BLOCK;
+    const size_t rb = CT_Q80_ROW_BYTES(K);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            const unsigned char *wr = (const unsigned char *)w + (size_t)n * rb;
+            float sum = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                const unsigned char *blk = wr + (size_t)b * CT_Q8_0_BLOCK_BYTES;
+                const int8_t *qw = (const int8_t *)(blk + 2), *qa = qx + (size_t)m * K + (size_t)b * CT_Q8_0_BLOCK;
+                int32_t dot = 0;
+                for (int i = 0; i < CT_Q8_0_BLOCK; i++) dot += (int32_t)qw[i] * (int32_t)qa[i];
+                const float s = block_scale(blk) * dx[(size_t)m * nb + b];
+                sum += s * (float)dot;
+            }
+            acc[(size_t)m * N + n] = sum;
+        }
+}

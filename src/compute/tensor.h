@@ -2,7 +2,8 @@
  *
  * A ct_tensor names memory that lives on one backend (host memory for the CPU
  * backend, device memory for CUDA): element type per tensor (f32, f16, bf16,
- * i32, i64, or Q8: int8 weight rows with their scales, compute/quant.h, host
+ * i32, i64, Q8: int8 weight rows with their scales, or Q8_0: ggml blocks,
+ * compute/quant.h, host
  * backends only), up to 4 dimensions, and whether it owns its buffer. Weights are
  * ct_tensors converted once at load (ct_tensor_upload); activations are plain
  * float pointers carved from a per-batch arena over backend memory, because

@@ -24,6 +24,12 @@ typedef enum ct_dtype {
      * type: N·K int8 rows, then N f32 per-row scales and N int32 row sums
      * (compute/quant.h has the layout); value = scale[n] · q[n][k]. */
     CT_DTYPE_Q8 = 7,
+    /* Q8_0: ggml's block type (GGUF tensor type 8), a file type and a
+     * weight type: each row of K elements (K % 32 == 0) is K/32 blocks of
+     * {f16 scale d, int8 q[32]} (34 bytes, no padding); value = d · q.
+     * Not an element type: ct_dtype_size is 0, ct_dtype_nbytes gives the
+     * bytes of n elements (compute/quant.h has the product). */
+    CT_DTYPE_Q8_0 = 8,
     CT_DTYPE_COUNT
 } ct_dtype;
 
@@ -37,13 +43,22 @@ static inline size_t ct_dtype_size(ct_dtype t) {
     case CT_DTYPE_I8: return 1;
     case CT_DTYPE_U8: return 1;
     case CT_DTYPE_Q8: return 1; /* the int8 part; the scales follow it */
-    default: return 0;
+    default: return 0; /* Q8_0: blocks, see ct_dtype_nbytes */
     }
+}
+
+#define CT_Q8_0_BLOCK 32       /* elements per Q8_0 block */
+#define CT_Q8_0_BLOCK_BYTES 34 /* f16 scale + 32 int8 */
+
+/* Bytes of n elements of type t (n a multiple of 32 for Q8_0). */
+static inline size_t ct_dtype_nbytes(ct_dtype t, size_t n) {
+    if (t == CT_DTYPE_Q8_0) return n / CT_Q8_0_BLOCK * CT_Q8_0_BLOCK_BYTES;
+    return n * ct_dtype_size(t);
 }
 
 /* Name as safetensors spells it ("F32", "BF16", ...). */
 static inline const char *ct_dtype_name(ct_dtype t) {
-    static const char *names[] = {"F32", "F16", "BF16", "I32", "I64", "I8", "U8", "Q8"};
+    static const char *names[] = {"F32", "F16", "BF16", "I32", "I64", "I8", "U8", "Q8", "Q8_0"};
     return (unsigned)t < CT_DTYPE_COUNT ? names[t] : "?";
 }
 

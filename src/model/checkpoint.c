@@ -77,8 +77,9 @@ static ct_status want(ct_checkpoint *ck, const char *name, int ndim, int64_t a, 
     const ct_st_tensor *t;
     CT_TRY(ct_checkpoint_expect(ck, name, ndim, s, &t));
     ck->used[t - ck->t] = 1;
-    if (t->dtype != CT_DTYPE_F32 && t->dtype != CT_DTYPE_F16 && t->dtype != CT_DTYPE_BF16)
-        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16", ck->dir,
+    if (t->dtype != CT_DTYPE_F32 && t->dtype != CT_DTYPE_F16 && t->dtype != CT_DTYPE_BF16 &&
+        t->dtype != CT_DTYPE_Q8_0)
+        return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' has dtype %s; weights must be F32, F16, BF16 or Q8_0", ck->dir,
                        name, ct_dtype_name(t->dtype));
     return CT_OK;
 }
@@ -332,6 +333,13 @@ static int64_t first_non_finite(const ct_st_tensor *t) {
             memcpy(&u, p + 2 * i, 2);
             if ((u & mask) == mask) return (int64_t)i;
         }
+    } else if (t->dtype == CT_DTYPE_Q8_0) { /* the blocks' f16 scales; the int8 values are always finite */
+        const uint8_t *p = t->data;
+        for (size_t b = 0; b < n / CT_Q8_0_BLOCK; b++) {
+            uint16_t u;
+            memcpy(&u, p + b * CT_Q8_0_BLOCK_BYTES, 2);
+            if ((u & 0x7c00u) == 0x7c00u) return (int64_t)(b * CT_Q8_0_BLOCK);
+        }
     }
     return -1;
 }
@@ -364,8 +372,10 @@ static ct_status check_finite(const ct_checkpoint *ck) {
         memcpy(&u, (const uint8_t *)t->data + 4 * bad_at, 4);
         nan = (u & 0x7fffffu) != 0;
     } else {
-        uint16_t h;
-        memcpy(&h, (const uint8_t *)t->data + 2 * bad_at, 2);
+        uint16_t h; /* Q8_0: the block's scale (an f16) */
+        const size_t at = t->dtype == CT_DTYPE_Q8_0 ? (size_t)bad_at / CT_Q8_0_BLOCK * CT_Q8_0_BLOCK_BYTES
+                                                    : 2 * (size_t)bad_at;
+        memcpy(&h, (const uint8_t *)t->data + at, 2);
         nan = (h & (t->dtype == CT_DTYPE_BF16 ? 0x7fu : 0x3ffu)) != 0;
     }
     return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s' holds a non-finite weight (%s at element %lld)", ck->dir, t->name,

@@ -17,6 +17,7 @@
 #include "core/str.h"
 #include "core/log.h"
 #include "asr/mel.h"
+#include "compute/quant.h"
 #include "model/checkpoint.h"
 #include "model/convert_internal.h"
 #include "model/gguf.h"
@@ -24,15 +25,34 @@
 
 #define KEY(k) "cohere_transcribe." k
 
-static int is_float(ct_dtype d) { return d == CT_DTYPE_F32 || d == CT_DTYPE_F16 || d == CT_DTYPE_BF16; }
+static int is_float(ct_dtype d) {
+    return d == CT_DTYPE_F32 || d == CT_DTYPE_F16 || d == CT_DTYPE_BF16 || d == CT_DTYPE_Q8_0;
+}
 
-/* Convert n elements of src (dtype from) into dst (dtype to). */
-static void convert_elems(void *dst, ct_dtype to, const void *src, ct_dtype from, size_t n) {
+/* Convert n elements of src (dtype from) into dst (dtype to). Q8_0 (n a
+ * multiple of 32; its blocks are contiguous along the rows, so the n
+ * elements are one run of blocks): made by ct_q80_quantize_row (ggml's
+ * rounding), read back exactly through f32. */
+static ct_status convert_elems(void *dst, ct_dtype to, const void *src, ct_dtype from, size_t n) {
     const uint8_t *s = src;
     uint8_t *d = dst;
     if (from == to) {
-        memcpy(dst, src, n * ct_dtype_size(from));
-        return;
+        memcpy(dst, src, ct_dtype_nbytes(from, n));
+        return CT_OK;
+    }
+    if (to == CT_DTYPE_Q8_0) { /* the checkpoint was checked finite at open */
+        (void)ct_q80_quantize_row(dst, src, from, (int64_t)n);
+        return CT_OK;
+    }
+    if (from == CT_DTYPE_Q8_0) {
+        float *f = to == CT_DTYPE_F32 ? dst : malloc(sizeof(float) * (n ? n : 1));
+        if (!f) return ct_fail(CT_ERR_OOM, "convert: out of memory");
+        ct_q80_dequantize_row(f, src, (int64_t)n);
+        if (f != dst) {
+            (void)convert_elems(dst, to, f, CT_DTYPE_F32, n);
+            free(f);
+        }
+        return CT_OK;
     }
     for (size_t i = 0; i < n; i++) {
         float f;
@@ -48,6 +68,7 @@ static void convert_elems(void *dst, ct_dtype to, const void *src, ct_dtype from
             memcpy(d + 2 * i, &h, 2);
         }
     }
+    return CT_OK;
 }
 
 /* ---- safetensors directory → GGUF --------------------------------------- */
@@ -98,10 +119,15 @@ static ct_status put_meta(ct_gguf_writer *w, const ct_model_config *c, const ct_
  * (BatchNorm folding among others) as float32 without looking at the type;
  * the other float tensors (matrices, conv kernels, fe.mel_fb, dec.emb,
  * dec.pos, dec.head.weight) get `dtype`, or keep theirs. */
-static ct_dtype gguf_dtype(const char *gguf_name, int ndim, ct_dtype stored, int dtype) {
+static ct_dtype gguf_dtype(const char *gguf_name, int ndim, const int64_t *shape, ct_dtype stored, int dtype) {
     if (!is_float(stored)) return stored;
     if (ndim <= 1 || ct_str_ends_with(gguf_name, ".attn.pos_bias_u") || ct_str_ends_with(gguf_name, ".attn.pos_bias_v"))
         return CT_DTYPE_F32;
+    /* q8_0 as CrispASR's quantizer (and tools/reference/make_gguf_fixture.py
+     * --q8_0) applies it: the 2-D matrices whose rows are a multiple of 32
+     * long; the other narrowed tensors (conv kernels, the [out, in, 1]
+     * pointwise convs, whose GGUF rows are 1 long, fe.mel_fb) are f16 */
+    if (dtype == CT_DTYPE_Q8_0) return ndim == 2 && shape[1] % CT_Q8_0_BLOCK == 0 ? CT_DTYPE_Q8_0 : CT_DTYPE_F16;
     return dtype == CT_CONVERT_KEEP_DTYPE ? stored : (ct_dtype)dtype;
 }
 
@@ -172,7 +198,7 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
                     if (pass == 0) ct_log(CT_LOG_WARN, "convert: tensor '%s' has no GGUF name: skipped", t->name);
                     continue;
                 }
-                dt = gguf_dtype(name, t->ndim, t->dtype, dtype);
+                dt = gguf_dtype(name, t->ndim, t->shape, t->dtype, dtype);
             } else {
                 if (strncmp(t->name, "preprocessor.", 13) == 0) continue;
                 snprintf(name, sizeof name, "%s%s", strncmp(t->name, "log_softmax.", 12) ? "model." : "", t->name);
@@ -180,26 +206,26 @@ static ct_status stream_tensors(const ct_checkpoint *ck, void *w, declare_fn dec
             }
             if (pass == 0) {
                 s = decl(w, name, dt, t->ndim, t->shape);
-                size_t b = (size_t)t->numel * ct_dtype_size(dt);
+                size_t b = ct_dtype_nbytes(dt, (size_t)t->numel);
                 if (b > maxb) maxb = b;
             } else {
                 if (dt == t->dtype) {
                     s = wr(w, t->data);
                 } else {
-                    convert_elems(tmp, dt, t->data, t->dtype, (size_t)t->numel);
-                    s = wr(w, tmp);
+                    s = convert_elems(tmp, dt, t->data, t->dtype, (size_t)t->numel);
+                    if (s == CT_OK) s = wr(w, tmp);
                 }
                 ct_checkpoint_release(ck, t); /* keep resident memory at about one tensor */
             }
         }
         for (int i = 0; i < n_ex && s == CT_OK; i++) {
-            ct_dtype dt = gguf_dtype(ex[i].name, ex[i].ndim, CT_DTYPE_F32, dtype);
+            ct_dtype dt = gguf_dtype(ex[i].name, ex[i].ndim, ex[i].shape, CT_DTYPE_F32, dtype);
             if (pass == 0) {
                 s = decl(w, ex[i].name, dt, ex[i].ndim, ex[i].shape);
-                if (ex[i].n * ct_dtype_size(dt) > maxb) maxb = ex[i].n * ct_dtype_size(dt);
+                if (ct_dtype_nbytes(dt, ex[i].n) > maxb) maxb = ct_dtype_nbytes(dt, ex[i].n);
             } else {
-                convert_elems(tmp, dt, ex[i].data, CT_DTYPE_F32, ex[i].n);
-                s = wr(w, tmp);
+                s = convert_elems(tmp, dt, ex[i].data, CT_DTYPE_F32, ex[i].n);
+                if (s == CT_OK) s = wr(w, tmp);
             }
         }
         free(tmp);
@@ -235,13 +261,16 @@ static ct_status s_decl(void *w, const char *n, ct_dtype d, int nd, const int64_
 }
 static ct_status s_write(void *w, const void *d) { return ct_st_writer_write(w, d); }
 
-static ct_status check_dtype(int dtype) {
-    if (dtype == CT_CONVERT_KEEP_DTYPE || is_float((ct_dtype)dtype)) return CT_OK;
-    return ct_fail(CT_ERR_INVALID_ARG, "convert: the target dtype must be f32, f16 or bf16");
+static ct_status check_dtype(int dtype, int to_gguf) {
+    if (dtype == CT_CONVERT_KEEP_DTYPE || (is_float((ct_dtype)dtype) && dtype != CT_DTYPE_Q8_0)) return CT_OK;
+    if (to_gguf && dtype == CT_DTYPE_Q8_0) return CT_OK;
+    return ct_fail(CT_ERR_INVALID_ARG, to_gguf ? "convert: the target dtype must be f32, f16, bf16 or q8_0"
+                                               : "convert: the target dtype must be f32, f16 or bf16 (safetensors "
+                                                 "has no Q8_0)");
 }
 
 ct_status ct_convert_to_gguf(const char *dir, const char *out, int dtype) {
-    CT_TRY(check_dtype(dtype));
+    CT_TRY(check_dtype(dtype, 1));
     ct_checkpoint *ck;
     CT_TRY(ct_checkpoint_open(dir, &ck));
     /* everything that can refuse the model runs before the output is created */
@@ -265,7 +294,7 @@ ct_status ct_convert_to_gguf(const char *dir, const char *out, int dtype) {
 /* ---- GGUF → safetensors directory --------------------------------------- */
 
 ct_status ct_convert_from_gguf(const char *gguf, const char *outdir, int dtype) {
-    CT_TRY(check_dtype(dtype));
+    CT_TRY(check_dtype(dtype, 0));
     ct_checkpoint *ck;
     CT_TRY(ct_checkpoint_open(gguf, &ck));
     /* the directory must be one the engine runs: its tokenizer is checked
@@ -279,6 +308,7 @@ ct_status ct_convert_from_gguf(const char *gguf, const char *outdir, int dtype) 
     }
     if (dtype == CT_CONVERT_KEEP_DTYPE)
         dtype = (int)ct_checkpoint_tensor(ck, "transf_decoder._embedding.token_embedding.weight")->dtype;
+    if (dtype == CT_DTYPE_Q8_0) dtype = CT_DTYPE_F32; /* a Q8_0 file: its values exactly, in f32 */
     s = ct_fs_mkdirs(outdir);
     char p[PATH_MAX];
     ct_st_writer *w = NULL;

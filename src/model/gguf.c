@@ -18,7 +18,7 @@
 #include "core/fs.h"
 
 /* ggml type ids of the dense types we accept */
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_I8 = 24, GGML_I16 = 25, GGML_I32 = 26, GGML_I64 = 27, GGML_F64 = 28,
+enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q8_0 = 8, GGML_I8 = 24, GGML_I16 = 25, GGML_I32 = 26, GGML_I64 = 27, GGML_F64 = 28,
        GGML_BF16 = 30 };
 
 #define MAX_ARRAY_DEPTH 4
@@ -203,6 +203,7 @@ static ct_status dtype_from_ggml(uint64_t t, ct_dtype *out) {
     case GGML_F32: *out = CT_DTYPE_F32; return CT_OK;
     case GGML_F16: *out = CT_DTYPE_F16; return CT_OK;
     case GGML_BF16: *out = CT_DTYPE_BF16; return CT_OK;
+    case GGML_Q8_0: *out = CT_DTYPE_Q8_0; return CT_OK;
     case GGML_I8: *out = CT_DTYPE_I8; return CT_OK;
     case GGML_I32: *out = CT_DTYPE_I32; return CT_OK;
     case GGML_I64: *out = CT_DTYPE_I64; return CT_OK;
@@ -299,19 +300,24 @@ static ct_status parse(ct_gguf *g) {
         }
         CT_TRY(rd(&c, 4, &type, name));
         ct_status ds = dtype_from_ggml(type, &gt->t.dtype);
-        if (ds != CT_OK) /* no int8/quantized compute path exists yet (CrispASR writes Q8_0 files) */
+        if (ds != CT_OK) /* of the quantized types only Q8_0 has a compute path (the CPU's) */
             return ct_fail(CT_ERR_UNSUPPORTED,
-                           "%s: tensor '%s' has ggml type %llu (%s): the supported tensor types are F32, F16 and "
-                           "BF16 (and I8, I32, I64); quantized files cannot be read yet, so convert the safetensors "
-                           "checkpoint with cohere-transcribe-convert --dtype f16, bf16 or f32",
+                           "%s: tensor '%s' has ggml type %llu (%s): the supported tensor types are F32, F16, "
+                           "BF16 and Q8_0 (and I8, I32, I64); convert the safetensors checkpoint with "
+                           "cohere-transcribe-convert --dtype q8_0, f16, bf16 or f32",
                            g->label, name, (unsigned long long)type, ggml_type_name(type));
+        /* Q8_0 blocks run along ne[0] (the row): 32 elements per block */
+        if (gt->t.dtype == CT_DTYPE_Q8_0 && gt->t.shape[nd - 1] % CT_Q8_0_BLOCK != 0)
+            return ct_fail(CT_ERR_FORMAT,
+                           "%s: tensor '%s' is Q8_0 with rows of %lld elements (ne[0]); Q8_0 needs a multiple of 32",
+                           g->label, name, (long long)gt->t.shape[nd - 1]);
         CT_TRY(rd(&c, 8, &off, name));
         if (off % g->alignment)
             return ct_fail(CT_ERR_FORMAT, "%s: tensor '%s': offset %llu is not a multiple of the alignment %zu", g->label,
                            name, (unsigned long long)off, g->alignment);
         gt->offset = off;
         gt->t.numel = (int64_t)numel;
-        gt->t.nbytes = (size_t)(numel * ct_dtype_size(gt->t.dtype));
+        gt->t.nbytes = ct_dtype_nbytes(gt->t.dtype, (size_t)numel);
     }
     size_t data_start = c.pos + (g->alignment - c.pos % g->alignment) % g->alignment;
     if (data_start > c.len) {

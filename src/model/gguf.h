@@ -1,11 +1,13 @@
-/* gguf.h — read and write GGUF (v2/v3) files with f32/f16/bf16 tensors.
+/* gguf.h — read and write GGUF (v2/v3) files with f32/f16/bf16 and Q8_0
+ * tensors.
  *
  * Reader: the file is mmapped; header, key/value metadata (every GGUF value
  * type, arrays included), tensor infos and `general.alignment` are checked
  * strictly (counts against the bytes left, string lengths, dims, known
  * tensor types, offsets aligned and inside the data area, no overlaps, no
- * duplicate keys or names) before anything is handed out. Quantized tensor
- * types are refused (dense only). Tensors are exposed as ct_st_tensor with
+ * duplicate keys or names) before anything is handed out. Of the quantized
+ * types only Q8_0 is read (ct_dtype CT_DTYPE_Q8_0, rows a multiple of 32;
+ * the CPU multiplies it natively); the others are refused. Tensors are exposed as ct_st_tensor with
  * torch's dimension order (GGUF stores ne[0] innermost; the shape here is
  * reversed so [out, in] stays [out, in]).
  *
@@ -105,8 +107,9 @@ ct_status ct_gguf_writer_set_str(ct_gguf_writer *w, const char *key, const char 
 ct_status ct_gguf_writer_set_str_array(ct_gguf_writer *w, const char *key, const char *const *v, size_t n);
 ct_status ct_gguf_writer_set_f32_array(ct_gguf_writer *w, const char *key, const float *v, size_t n);
 ct_status ct_gguf_writer_set_i32_array(ct_gguf_writer *w, const char *key, const int32_t *v, size_t n);
-/* shape in torch order (reversed into ne on disk); dtype F32, F16 or BF16
- * (also I32/I8 for completeness). */
+/* shape in torch order (reversed into ne on disk); dtype F32, F16, BF16 or
+ * Q8_0 (the innermost dimension a multiple of 32; the bytes are ggml's
+ * blocks), also I32/I8 for completeness. */
 ct_status ct_gguf_writer_add_tensor(ct_gguf_writer *w, const char *name, ct_dtype dtype, int ndim,
                                     const int64_t *shape);
 ct_status ct_gguf_writer_write(ct_gguf_writer *w, const void *data);

@@ -9,13 +9,14 @@
 #include "core/fs.h"
 #include "model/gguf.h"
 
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_I8 = 24, GGML_I32 = 26, GGML_I64 = 27, GGML_BF16 = 30 };
+enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q8_0 = 8, GGML_I8 = 24, GGML_I32 = 26, GGML_I64 = 27, GGML_BF16 = 30 };
 
 static uint32_t ggml_from_dtype(ct_dtype d) {
     switch (d) {
     case CT_DTYPE_F32: return GGML_F32;
     case CT_DTYPE_F16: return GGML_F16;
     case CT_DTYPE_BF16: return GGML_BF16;
+    case CT_DTYPE_Q8_0: return GGML_Q8_0;
     case CT_DTYPE_I8: return GGML_I8;
     case CT_DTYPE_I32: return GGML_I32;
     case CT_DTYPE_I64: return GGML_I64;
@@ -197,7 +198,9 @@ ct_status ct_gguf_writer_add_tensor(ct_gguf_writer *w, const char *name, ct_dtyp
     if (!(t->name = strdup(name))) return ct_fail(CT_ERR_OOM, "%s: out of memory", w->path);
     t->dtype = dtype;
     t->ndim = nd;
-    t->nbytes = numel * ct_dtype_size(dtype);
+    if (dtype == CT_DTYPE_Q8_0 && (nd == 0 || t->shape[nd - 1] % CT_Q8_0_BLOCK))
+        return ct_fail(CT_ERR_INVALID_ARG, "%s: tensor '%s': Q8_0 rows must be a multiple of 32 long", w->path, name);
+    t->nbytes = ct_dtype_nbytes(dtype, numel);
     uint64_t off = 0;
     if (w->n) {
         const w_tensor *p = &w->t[w->n - 1];

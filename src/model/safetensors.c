@@ -39,7 +39,7 @@ struct ct_safetensors {
 
 ct_status ct_st_parse_dtype(const char *s, ct_dtype *out) {
     for (int d = 0; d < CT_DTYPE_COUNT; d++) {
-        if (d == CT_DTYPE_Q8) continue; /* an in-memory layout, not a safetensors type */
+        if (d == CT_DTYPE_Q8 || d == CT_DTYPE_Q8_0) continue; /* not safetensors types */
         if (strcmp(s, ct_dtype_name((ct_dtype)d)) == 0) {
             *out = (ct_dtype)d;
             return CT_OK;
@@ -520,6 +520,15 @@ ct_status ct_st_tensor_to_f32(const ct_st_tensor *t, float *out, size_t n) {
             out[i] = t->dtype == CT_DTYPE_BF16 ? ct_bf16_to_f32(h) : ct_f16_to_f32(h);
         }
         return CT_OK;
+    case CT_DTYPE_Q8_0: /* a GGUF's ggml blocks: f16 d, then 32 int8; value d·q (exact in f32) */
+        for (size_t b = 0; b < n / CT_Q8_0_BLOCK; b++) {
+            uint16_t h;
+            memcpy(&h, p + b * CT_Q8_0_BLOCK_BYTES, 2);
+            const float d = ct_f16_to_f32(h);
+            for (int i = 0; i < CT_Q8_0_BLOCK; i++)
+                out[b * CT_Q8_0_BLOCK + i] = d * (float)(int8_t)p[b * CT_Q8_0_BLOCK_BYTES + 2 + i];
+        }
+        return CT_OK;
     default:
         return ct_fail(CT_ERR_UNSUPPORTED, "tensor '%s': dtype %s is not a float type", t->name,
                        ct_dtype_name(t->dtype));
@@ -569,7 +578,7 @@ ct_status ct_st_writer_add(ct_st_writer *w, const char *name, ct_dtype dtype, in
     if (w->started) return ct_fail(CT_ERR_MISUSE, "%s: tensor '%s' declared after writing began", w->path, name);
     if (!name || !*name || strcmp(name, "__metadata__") == 0)
         return ct_fail(CT_ERR_INVALID_ARG, "%s: invalid tensor name", w->path);
-    if ((unsigned)dtype >= CT_DTYPE_COUNT || dtype == CT_DTYPE_Q8)
+    if ((unsigned)dtype >= CT_DTYPE_COUNT || dtype == CT_DTYPE_Q8 || dtype == CT_DTYPE_Q8_0)
         return ct_fail(CT_ERR_INVALID_ARG, "%s: '%s': bad dtype", w->path, name);
     if (ndim < 0 || ndim > CT_ST_MAX_DIMS)
         return ct_fail(CT_ERR_INVALID_ARG, "%s: '%s': %d dimensions", w->path, name, ndim);

@@ -159,8 +159,9 @@ const char *ct_pipe_dtype_name(ct_precision p) {
 }
 
 static ct_dtype weight_dtype(ct_precision p) {
+    /* int8: per-row Q8 on VNNI, per-block Q8_0 elsewhere (cpu_state.h) */
     return p == CT_PRECISION_BF16 ? CT_DTYPE_BF16 : p == CT_PRECISION_FP16 ? CT_DTYPE_F16
-           : p == CT_PRECISION_INT8 ? CT_DTYPE_Q8 : CT_DTYPE_F32;
+           : p == CT_PRECISION_INT8 ? ct_cpu_int8_dtype(NULL) : CT_DTYPE_F32;
 }
 
 /* The model's identity without loading it (contract keys, skip checks): the

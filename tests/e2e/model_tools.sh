@@ -7,7 +7,8 @@
 # arguments or inputs fail with exit status 1/2 and a message. A tokenizer the
 # engine would refuse (empty, too few pieces, no <|endoftext|>) makes both
 # `convert` and `fetch --check` fail and leaves no file (issue 10 item 6); a
-# Q8_0 GGUF is refused naming the supported types (issue 17).
+# CrispASR-style Q8_0 GGUF converts to a directory (dequantised) and back to
+# Q8_0 with --dtype q8_0, which a directory cannot take (issue 16).
 set -u
 BIN=${CT_BIN:?run through ctest}
 W=$(mktemp -d)
@@ -77,7 +78,10 @@ for case in "short:tokenizer has 400 pieces, the model 495" "noeos:missing promp
   [ $rc = 1 ] && echo "$out" | grep -qF "$want" || fail "$d: fetch --check rc $rc: $out"
 done
 FIX=${CT_FIXTURES:-$CT_SOURCE/tests/fixtures}
-out=$("$CV" "$FIX/gguf/crisp-tiny-q8_0.gguf" "$W/q8" 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -qF "(Q8_0): the supported tensor types are F32, F16 and BF16" || fail "q8_0: rc $rc: $out"
-[ -e "$W/q8" ] && fail "q8_0: a refused conversion left a directory"
+out=$("$CV" "$FIX/gguf/crisp-tiny-q8_0.gguf" "$W/q8" 2>&1) || fail "q8_0 -> directory: $out"
+[ -f "$W/q8/model.safetensors" ] || fail "q8_0: no model.safetensors"
+out=$("$CV" --dtype q8_0 "$W/q8" "$W/q8.gguf" 2>&1) || fail "directory -> q8_0: $out"
+out=$("$CV" --dtype q8_0 "$W/q8.gguf" "$W/q8b" 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -qF "safetensors has no Q8_0" || fail "q8_0 -> directory as q8_0: rc $rc: $out"
+[ -e "$W/q8b" ] && fail "q8_0: a refused conversion left a directory"
 echo "PASS: model tools"

@@ -3,7 +3,8 @@
  * touched (ASan sees any escape from the buffer), names are looked up, the
  * Cohere name mapping runs on every tensor name, and the vocabulary is read
  * back as a tokenizer.json (embedded or made from the token arrays) and
- * loaded by the tokenizer. */
+ * loaded by the tokenizer. A Q8_0 tensor must hold whole 34-byte blocks of
+ * 32-element rows and is dequantised (ct_st_tensor_to_f32). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (ct_gguf_find_tensor(g, t->name) != t) abort();
         char out[256];
         (void)ct_gguf_name_to_nemo(t->name, out, sizeof out);
+        if (t->dtype == CT_DTYPE_Q8_0) {
+            if (t->shape[t->ndim - 1] % CT_Q8_0_BLOCK || t->nbytes != (size_t)t->numel / 32 * 34) abort();
+            if (t->numel <= (1 << 20)) {
+                float *f = malloc(sizeof(float) * (size_t)(t->numel ? t->numel : 1));
+                if (f && ct_st_tensor_to_f32(t, f, (size_t)t->numel) != CT_OK) abort();
+                free(f);
+            }
+        }
     }
     int64_t v;
     (void)ct_gguf_get_int(g, "general.alignment", 0, 1 << 20, &v);

@@ -4,10 +4,12 @@
  * files back; a GGUF written by the reference gguf-py (CrispASR's converter
  * conventions, tests/fixtures/gguf) loads; a corpus of malformed GGUF
  * images built here fails each with its status and cause. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/quant.h"
 #include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/convert.h"
@@ -184,6 +186,25 @@ static void test_malformed(void **state) {
     pad(&m, 32);
     data(&m, 32);
     expect_bad(&m, CT_ERR_UNSUPPORTED, "tensor 'q' has ggml type 2 (Q4_0)");
+    CT_ASSERT_ERROR_HAS("the supported tensor types are F32, F16, BF16 and Q8_0");
+    /* Q8_0: rows (ne[0]) a multiple of 32, 34 bytes per block */
+    uint64_t ne48[2] = {48, 2}, ne64[2] = {64, 2};
+    header(&m, 3, 1, 0);
+    tinfo(&m, "q8", 2, ne48, 8, 0);
+    pad(&m, 32);
+    data(&m, 128);
+    expect_bad(&m, CT_ERR_FORMAT, "tensor 'q8' is Q8_0 with rows of 48 elements (ne[0]); Q8_0 needs a multiple of 32");
+    header(&m, 3, 1, 0);
+    tinfo(&m, "q8", 2, ne64, 8, 0);
+    pad(&m, 32);
+    data(&m, 4 * 34 - 1);
+    expect_bad(&m, CT_ERR_FORMAT, "'q8': bytes [0, 136) lie outside the data area of 135 bytes");
+    u8(&m, 0);
+    CT_ASSERT_OK(ct_gguf_open_buffer(m.b, m.n, "q8.gguf", &g));
+    assert_int_equal(ct_gguf_find_tensor(g, "q8")->dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(ct_gguf_find_tensor(g, "q8")->nbytes, 136);
+    assert_int_equal(ct_gguf_find_tensor(g, "q8")->shape[0], 2);
+    ct_gguf_free(g);
     header(&m, 3, 1, 0);
     tinfo(&m, "z", 0, ne, 0, 0);
     expect_bad(&m, CT_ERR_FORMAT, "tensor 'z': 0 dimensions");
@@ -532,23 +553,78 @@ static void test_reference_gguf(void **state) {
     ct_test_rmtree(d1);
 }
 
-/* A CrispASR-style Q8_0 file (tools/reference/make_gguf_fixture.py --q8_0)
- * is refused, naming the file, the tensor, its type and the supported types:
- * no int8 compute path exists yet (issue 17, item 5). */
-static void test_q8_0_refused(void **state) {
+/* A CrispASR-style Q8_0 file (tools/reference/make_gguf_fixture.py --q8_0,
+ * gguf-py's quantizer) reads: its matrices are Q8_0 blocks of the random
+ * model's values, each within half a step of its block (plus the f16
+ * rounding of the step), our quantizer makes the same bytes from the same
+ * floats, and it converts to a directory (values dequantised exactly, f32). */
+static void test_q8_0_reads(void **state) {
     (void)state;
+    const char *d1 = ct_test_tmpdir();
+    ct_random_model_opts o = ct_random_model_default_options();
+    o.enc_layers = 2, o.enc_d_model = 32, o.enc_heads = 2, o.enc_ff = 64, o.subsampling_channels = 8;
+    o.dec_layers = 1, o.dec_d_model = 32, o.dec_heads = 2, o.dec_ff = 64, o.dec_max_positions = 64;
+    o.vocab_size = 330, o.seed = 3, o.dtype = CT_DTYPE_F32;
+    CT_ASSERT_OK(ct_random_model_write(&o, d1));
     const char *p = CT_FIXTURE("gguf/crisp-tiny-q8_0.gguf");
-    ct_checkpoint *ck = (ct_checkpoint *)0x1;
-    CT_ASSERT_STATUS(ct_checkpoint_open(p, &ck), CT_ERR_UNSUPPORTED);
-    assert_null(ck);
-    CT_ASSERT_ERROR_HAS("crisp-tiny-q8_0.gguf: tensor '");
-    CT_ASSERT_ERROR_HAS("has ggml type 8 (Q8_0)");
-    CT_ASSERT_ERROR_HAS("the supported tensor types are F32, F16 and BF16");
+    ct_checkpoint *a, *b;
+    CT_ASSERT_OK(ct_checkpoint_open(d1, &a));
+    CT_ASSERT_OK(ct_checkpoint_open(p, &b));
+    size_t nq = 0, blocks = 0, same_bytes = 0;
+    for (size_t i = 0; i < ct_checkpoint_count(b); i++) {
+        const ct_st_tensor *y = ct_checkpoint_at(b, i), *x = ct_checkpoint_tensor(a, y->name);
+        if (y->dtype != CT_DTYPE_Q8_0) continue;
+        assert_non_null(x);
+        nq++;
+        assert_int_equal(y->ndim, 2);
+        assert_int_equal(y->shape[1] % 32, 0);
+        assert_int_equal(y->nbytes, (size_t)y->numel / 32 * 34);
+        size_t n = (size_t)x->numel;
+        float *fx = malloc(n * 4), *fy = malloc(n * 4);
+        unsigned char *mine = malloc(y->nbytes);
+        CT_ASSERT_OK(ct_st_tensor_to_f32(x, fx, n));
+        CT_ASSERT_OK(ct_st_tensor_to_f32(y, fy, n));
+        assert_int_equal(ct_q80_quantize_row(mine, fx, CT_DTYPE_F32, (int64_t)n), -1);
+        for (size_t bk = 0; bk < n / 32; bk++) {
+            const unsigned char *blk = (const unsigned char *)y->data + bk * 34;
+            uint16_t h;
+            memcpy(&h, blk, 2);
+            float amax = 0.0f;
+            for (int k = 0; k < 32; k++) amax = fmaxf(amax, fabsf(fx[bk * 32 + k]));
+            const float d = ct_f16_to_f32(h), d32 = amax / 127.0f;
+            for (int k = 0; k < 32; k++) {
+                const float e = fabsf(fy[bk * 32 + k] - fx[bk * 32 + k]);
+                if (!(e <= 0.5f * d32 * (1.0f + 0x1p-10f) + 127.0f * fabsf(d - d32) + 1e-7f))
+                    fail_msg("%s block %zu: error %g, step %g", y->name, bk, e, d);
+            }
+            same_bytes += memcmp(mine + bk * 34, blk, 34) == 0;
+            blocks++;
+        }
+        free(fx), free(fy), free(mine);
+    }
+    assert_true(nq > 10);
+    print_message("Q8_0 fixture: %zu tensors, %zu of %zu blocks byte-identical to ours\n", nq, same_bytes, blocks);
+    assert_int_equal(same_bytes, blocks);
     char d[4096];
     snprintf(d, sizeof d, "%s/back", ct_test_tmpdir());
-    CT_ASSERT_STATUS(ct_convert_from_gguf(p, d, CT_CONVERT_KEEP_DTYPE), CT_ERR_UNSUPPORTED);
-    CT_ASSERT_ERROR_HAS("(Q8_0)");
-    assert_false(ct_fs_is_dir(d));
+    CT_ASSERT_OK(ct_convert_from_gguf(p, d, CT_CONVERT_KEEP_DTYPE));
+    ct_checkpoint *c;
+    CT_ASSERT_OK(ct_checkpoint_open(d, &c));
+    const ct_st_tensor *q = ct_checkpoint_tensor(b, "encoder.layers.0.self_attn.linear_q.weight");
+    const ct_st_tensor *f = ct_checkpoint_tensor(c, "encoder.layers.0.self_attn.linear_q.weight");
+    assert_int_equal(q->dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(f->dtype, CT_DTYPE_F32);
+    float *fq = malloc((size_t)q->numel * 4);
+    CT_ASSERT_OK(ct_st_tensor_to_f32(q, fq, (size_t)q->numel));
+    assert_memory_equal(fq, f->data, (size_t)q->numel * 4);
+    free(fq);
+    /* safetensors has no Q8_0 */
+    CT_ASSERT_STATUS(ct_convert_from_gguf(p, d, CT_DTYPE_Q8_0), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("safetensors has no Q8_0");
+    ct_checkpoint_free(c);
+    ct_checkpoint_free(a);
+    ct_checkpoint_free(b);
+    ct_test_rmtree(d1);
 }
 
 static void test_names(void **state) {
@@ -585,7 +661,7 @@ int main(void) {
         cmocka_unit_test(test_malformed),     cmocka_unit_test(test_writer_types),
         cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_writer_failure_is_sticky),
         cmocka_unit_test(test_name_collision),    cmocka_unit_test(test_reference_gguf),
-        cmocka_unit_test(test_names),         cmocka_unit_test(test_q8_0_refused),
+        cmocka_unit_test(test_names),         cmocka_unit_test(test_q8_0_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

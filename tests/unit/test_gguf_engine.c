@@ -31,7 +31,7 @@ typedef struct out {
     ct_generate_row rows[B];
 } out;
 
-static void run(const char *model, const ct_safetensors *ref, out *o) {
+static void run_dt(const char *model, ct_dtype wdt, const ct_safetensors *ref, out *o) {
     const ct_st_tensor *pt = ct_st_find(ref, "prompt");
     assert_non_null(pt);
     int P = (int)pt->shape[0];
@@ -56,10 +56,12 @@ static void run(const char *model, const ct_safetensors *ref, out *o) {
         memcpy(feats + (size_t)b * T * n_mels, f[b], sizeof(float) * (size_t)len[b] * n_mels);
         free(f[b]);
     }
-    ct_test_engine_run run = {"cpu", model, CT_DTYPE_F32, MAX_NEW, 0, 0, 0, NULL};
+    ct_test_engine_run run = {"cpu", model, wdt, MAX_NEW, 0, 0, 0, NULL};
     ct_test_run_engine(&run, feats, len, B, T, n_mels, prompt, P, o->enc_len, &o->Te, &o->d, &o->enc, o->rows);
     free(feats);
 }
+
+static void run(const char *model, const ct_safetensors *ref, out *o) { run_dt(model, CT_DTYPE_F32, ref, o); }
 
 static void assert_identical(const out *a, const out *b, int vocab) {
     assert_int_equal(a->Te, b->Te);
@@ -234,9 +236,106 @@ static void test_asr_open_gguf(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* Issue 16: a Q8_0 GGUF (convert --dtype q8_0 of tiny-hf, f32) runs on the
+ * CPU with its matrices used in place from the mapping (Q8_0, borrowed,
+ * no copy), and comes within the int8 bound of the f32 model: encoder
+ * outputs and the first step's logits ≤ 3e-2 relative L2 (measured 8.6e-3,
+ * 1.6e-2), tokens equal up to a departure at a near tie of the f32 logits
+ * (< 0.5: int8's margin in test_engine's test_int8_weights, twice the
+ * CUDA issue's 0.25; measured: a departure at a gap of 0.29). The CrispASR-style
+ * fixture (gguf-py's Q8_0) opens the same way. */
+static void test_q8_0_gguf_engine(void **state) {
+    (void)state;
+    ct_safetensors *ref;
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &ref));
+    const char *dir = ct_test_tmpdir();
+    char g[4096];
+    snprintf(g, sizeof g, "%s/q8.gguf", dir);
+    CT_ASSERT_OK(ct_convert_to_gguf(CT_FIXTURE("tiny-hf"), g, CT_DTYPE_Q8_0));
+    ct_checkpoint *ck;
+    CT_ASSERT_OK(ct_checkpoint_open(g, &ck));
+    const int vocab = ct_checkpoint_config(ck)->vocab_size;
+    size_t q8_bytes = 0;
+    for (size_t i = 0; i < ct_checkpoint_count(ck); i++) {
+        const ct_st_tensor *t = ct_checkpoint_at(ck, i);
+        /* the embedding tables are dequantised (looked up, not multiplied) */
+        if (t->dtype == CT_DTYPE_Q8_0 && !strstr(t->name, "_embedding.")) q8_bytes += t->nbytes;
+        if (t->ndim == 1) assert_int_equal(t->dtype, CT_DTYPE_F32);
+    }
+    assert_int_equal(ct_checkpoint_tensor(ck, "encoder.layers.0.feed_forward1.linear1.weight")->dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(ct_checkpoint_tensor(ck, "encoder.layers.0.conv.pointwise_conv1.weight")->dtype, CT_DTYPE_F16);
+    ct_checkpoint_free(ck);
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(g, NULL, &asr));
+    const ct_asr_weights *w = ct_asr_model_weights(asr);
+    assert_int_equal(w->enc[0].ff1_w1.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->dec[0].sq_w.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->head_w.dtype, CT_DTYPE_Q8_0);
+    assert_null(w->enc[0].ff1_w1.owner); /* a view of the mapping */
+    assert_true(w->borrowed_bytes >= q8_bytes);
+    assert_int_equal(w->tok_emb.dtype, CT_DTYPE_F32); /* the embedding table, dequantised */
+    ct_asr_free(asr);
+    out a, b;
+    run(CT_FIXTURE("tiny-hf"), ref, &a);
+    run(g, ref, &b);
+    assert_int_equal(a.Te, b.Te);
+    double e = 0.0, n2 = 0.0;
+    for (size_t i = 0; i < (size_t)B * a.Te * a.d; i++) {
+        e += ((double)a.enc[i] - b.enc[i]) * ((double)a.enc[i] - b.enc[i]);
+        n2 += (double)a.enc[i] * a.enc[i];
+    }
+    print_message("Q8_0 GGUF vs f32: encoder relative L2 %.3g\n", sqrt(e / n2));
+    assert_true(sqrt(e / n2) <= 3e-2);
+    assert_true(sqrt(e / n2) > 0.0);
+    for (int r = 0; r < B; r++) {
+        assert_true(b.rows[r].n_tokens > 0);
+        const double l0 = ct_rel_l2(b.rows[r].logits, a.rows[r].logits, (size_t)vocab);
+        print_message("row %d: first-step logits relative L2 %.3g\n", r, l0);
+        assert_true(l0 <= 3e-2);
+        ct_test_near_tie(r, b.rows[r].tokens, b.rows[r].n_tokens, a.rows[r].tokens, a.rows[r].n_tokens,
+                         a.rows[r].logits, vocab, 0.5);
+    }
+    /* the safetensors checkpoint with weight dtype Q8_0: quantised per block
+     * at load, the default Q8_0 plan (v, out and pointwise_conv2 kept f32
+     * here), within the same bounds (measured 6.0e-3) */
+    out c;
+    run_dt(CT_FIXTURE("tiny-hf"), CT_DTYPE_Q8_0, ref, &c);
+    e = 0.0;
+    for (size_t i = 0; i < (size_t)B * a.Te * a.d; i++) e += ((double)a.enc[i] - c.enc[i]) * ((double)a.enc[i] - c.enc[i]);
+    print_message("Q8_0 at load vs f32: encoder relative L2 %.3g\n", sqrt(e / n2));
+    assert_true(sqrt(e / n2) <= 3e-2 && sqrt(e / n2) > 0.0);
+    for (int r = 0; r < B; r++) {
+        assert_true(ct_rel_l2(c.rows[r].logits, a.rows[r].logits, (size_t)vocab) <= 3e-2);
+        ct_test_near_tie(r, c.rows[r].tokens, c.rows[r].n_tokens, a.rows[r].tokens, a.rows[r].n_tokens,
+                         a.rows[r].logits, vocab, 0.5);
+    }
+    free_out(&c);
+    ct_asr_options ao = ct_asr_default_options();
+    ao.weight_dtype = CT_DTYPE_Q8_0;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &ao, &asr));
+    w = ct_asr_model_weights(asr);
+    assert_int_equal(w->enc[0].ff1_w1.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->enc[0].wq.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->enc[0].wv.dtype, CT_DTYPE_F32);
+    assert_int_equal(w->enc[0].pw1_w.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->enc[0].pw2_w.dtype, CT_DTYPE_F32);
+    assert_int_equal(w->dec[0].cq_w.dtype, CT_DTYPE_Q8_0);
+    assert_int_equal(w->head_w.dtype, CT_DTYPE_F32); /* the vocabulary projection stays float */
+    assert_non_null(w->enc[0].ff1_w1.owner);          /* made at load */
+    ct_asr_free(asr);
+    free_out(&a);
+    free_out(&b);
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("gguf/crisp-tiny-q8_0.gguf"), NULL, &asr));
+    assert_int_equal(ct_asr_model_weights(asr)->enc[0].wq.dtype, CT_DTYPE_Q8_0);
+    ct_asr_free(asr);
+    ct_st_free(ref);
+    ct_test_rmtree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hf_f32),
+        cmocka_unit_test(test_q8_0_gguf_engine),
         cmocka_unit_test(test_nemo_bf16),
         cmocka_unit_test(test_round_trip_engine),
         cmocka_unit_test(test_asr_open_gguf),

@@ -108,6 +108,7 @@ static void plan_text(unsigned plan, char *out, size_t cap) {
 
 static int parse_dtype(const char *s, ct_dtype *dt) {
     if (!strcmp(s, "int8")) *dt = CT_DTYPE_Q8;
+    else if (!strcmp(s, "q8_0")) *dt = CT_DTYPE_Q8_0;
     else if (!strcmp(s, "bf16")) *dt = CT_DTYPE_BF16;
     else if (!strcmp(s, "fp16")) *dt = CT_DTYPE_F16;
     else if (!strcmp(s, "fp32")) *dt = CT_DTYPE_F32;
@@ -196,13 +197,14 @@ int main(int argc, char **argv) {
         if (run_dtype(model, dt, &o, clip, n, tokens, &r, &d, &V, disp, sizeof disp)) return 1;
         char tok[600];
         snprintf(tok, sizeof tok, "%s", ct_dtype_name(dt));
-        if (dt == CT_DTYPE_Q8) { /* the plan the loader used */
+        if (dt == CT_DTYPE_Q8 || dt == CT_DTYPE_Q8_0) { /* the plan the loader used */
             char pt[240], pp[240];
             plan_text(r.plan.all & ~CT_Q8_PLAN_SET, pt, sizeof pt);
             plan_text(r.plan.part & ~CT_Q8_PLAN_SET, pp, sizeof pp);
             char to[16] = "end";
             if (r.plan.to < (1 << 20)) snprintf(to, sizeof to, "%d", r.plan.to);
-            snprintf(tok, sizeof tok, "int8[float: %s; in encoder layers %d-%s: %s]", pt, r.plan.from, to, pp);
+            snprintf(tok, sizeof tok, "%s[float: %s; in encoder layers %d-%s: %s]", dt == CT_DTYPE_Q8 ? "int8" : "q8_0", pt,
+                     r.plan.from, to, pp);
         }
         double enc = rel_l2(r.enc, ref.enc, (size_t)ref.frames * d);
         double lg0 = rel_l2(r.logits, ref.logits, (size_t)V);

@@ -3,7 +3,7 @@
  * (weights in the checkpoint's (N,K) layout, and u8·s8 also with weights
  * reordered into oneDNN's packed layout), and the backend's matmul op as
  * the engine calls it (f32, bf16 widened, bf16 through oneDNN, int8 with
- * the activation quantisation and epilogue), plus the decoding rows (M = 1,
+ * the activation quantisation and epilogue, Q8_0 blocks), plus the decoding rows (M = 1,
  * 4) with their weight-read bandwidth.
  *
  *   bench_gemm [--threads 2] [--reps 5] [--rows 375]
@@ -19,6 +19,7 @@
 
 #include "compute/backend.h"
 #include "compute/cpu/cpu_dnnl.h"
+#include "compute/cpu/cpu_q80.h"
 #include "compute/cpu/cpu_state.h"
 #include "compute/quant.h"
 #include "core/fs.h"
@@ -81,6 +82,16 @@ static void run_dnnl(void *p) {
         fprintf(stderr, "bench_gemm: %s\n", ct_last_error());
         exit(1);
     }
+}
+/* the Q8_0 integer product at any M: activations quantised per block, then
+ * the AVX2 kernel (what the op does up to 4 rows, without the epilogue) */
+static void run_q80int(void *p) {
+    job *j = p;
+    int8_t *qx = malloc((size_t)j->M * j->K);
+    float *dx = malloc(sizeof(float) * (size_t)j->M * (j->K / 32));
+    ct_q80_quantize_act(qx, dx, j->x, j->M, j->K);
+    ct_q80_gemm(ct_cpu_isa_best(), omp_get_max_threads(), j->y, qx, dx, j->w->data, j->M, j->N, j->K);
+    free(qx), free(dx);
 }
 static void run_op(void *p) {
     job *j = p;
@@ -185,7 +196,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < NK; i++) wb[i] = ct_f32_to_bf16(j.wf[i]), wq[i] = (int8_t)((i * 17) % 255 - 127);
         const int gemv = j.M <= 4;
         if (!gemv) report("OpenBLAS sgemm f32", &j, best_of(run_sgemm, &j), 0);
-        if (dnnl && !gemv) {
+        /* only the kinds oneDNN has a kernel for on this CPU (bf16 needs
+         * AVX-512: without it the primitive fails) */
+        if (dnnl && !gemv && ct_dnnl_probe(dnnl, CT_DNNL_BF16) == CT_OK && ct_dnnl_probe(dnnl, CT_DNNL_U8S8) == CT_OK) {
             j.kind = CT_DNNL_F32, j.xa = j.x, j.wa = j.wf, j.c = j.y;
             report("oneDNN f32", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_F32, j.M, j.N, j.K));
@@ -200,12 +213,13 @@ int main(int argc, char **argv) {
             if (tp > 0) report("oneDNN u8s8 (packed w)", &j, tp, 0);
 #endif
         }
-        ct_tensor tf, tb, tq;
+        ct_tensor tf, tb, tq, t0;
         const int64_t shape[2] = {j.N, j.K};
         int64_t bad;
         if (ct_tensor_upload(be, CT_DTYPE_F32, j.wf, CT_DTYPE_F32, 2, shape, &tf) != CT_OK ||
             ct_tensor_upload(be, CT_DTYPE_BF16, j.wf, CT_DTYPE_F32, 2, shape, &tb) != CT_OK ||
-            ct_tensor_quantize_q8(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &tq) != CT_OK) {
+            ct_tensor_quantize_q8(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &tq) != CT_OK ||
+            ct_tensor_quantize_q80(be, j.wf, CT_DTYPE_F32, j.N, j.K, &bad, &t0) != CT_OK) {
             fprintf(stderr, "bench_gemm: %s\n", ct_last_error());
             return 1;
         }
@@ -220,7 +234,11 @@ int main(int argc, char **argv) {
         }
         j.w = &tq;
         report("op int8", &j, best_of(run_op, &j), gemv ? 1.0 * NK : 0);
-        ct_tensor_release(&tf), ct_tensor_release(&tb), ct_tensor_release(&tq);
+        j.w = &t0;
+        report(gemv ? "op q8_0 (AVX2 blocks)" : "op q8_0 (widened, sgemm)", &j, best_of(run_op, &j),
+               gemv ? 34.0 / 32.0 * NK : 0);
+        if (!gemv) report("q8_0 integer GEMM (AVX2)", &j, best_of(run_q80int, &j), 0);
+        ct_tensor_release(&tf), ct_tensor_release(&tb), ct_tensor_release(&tq), ct_tensor_release(&t0);
         free(j.x), free(j.wf), free(j.y), free(xb), free(wb), free(xu), free(wq);
     }
     ct_backend_arena_free(be, &ws);

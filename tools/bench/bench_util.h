@@ -8,11 +8,13 @@
 
 #include "core/dtype.h"
 
-/* "bf16", "fp16", "int8" (the Q8 weights of --dtype int8); anything else fp32. */
+/* "bf16", "fp16", "int8" (the Q8 weights of --dtype int8), "q8_0" (ggml's
+ * per-block int8); anything else fp32. */
 static inline ct_dtype bench_weight_dtype(const char *name) {
     return !strcmp(name, "bf16")   ? CT_DTYPE_BF16
            : !strcmp(name, "fp16") ? CT_DTYPE_F16
            : !strcmp(name, "int8") ? CT_DTYPE_Q8
+           : !strcmp(name, "q8_0") ? CT_DTYPE_Q8_0
                                    : CT_DTYPE_F32;
 }
 

@@ -47,7 +47,8 @@ static ct_status cpu_memory_info(ct_backend *be, size_t *free_b, size_t *total_b
     return CT_OK;
 }
 static int cpu_supports_weight(ct_backend *be, ct_dtype t) {
-    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8;
+    return t == CT_DTYPE_F32 || t == CT_DTYPE_BF16 || t == CT_DTYPE_F16 || t == CT_DTYPE_Q8 ||
+           t == CT_DTYPE_Q8_0;
 }
 static void cpu_destroy(ct_backend *be) {
     ct_cpu_state *st = be->impl;
@@ -121,7 +122,11 @@ static void describe(const ct_cpu_state *st, char *buf, int cap) {
              ct_cpu_level_name(st->level), feats,
              st->vnni512 ? (u8s8 ? "VNNI GEMV + oneDNN u8s8" : "VNNI GEMV, rows > 4 widened to f32")
              : st->vnni256 && u8s8 ? "oneDNN u8s8 (AVX-VNNI)"
-                                   : "widened to f32 (no VNNI)",
+             /* the CPU has no VNNI at all: --dtype int8 takes Q8_0 */
+             : ct_cpu_int8_dtype(NULL) == CT_DTYPE_Q8_0
+                 ? (ct_cpu_isa_best() >= CT_CPU_ISA_AVX2 ? "Q8_0 blocks on AVX2 (no VNNI)"
+                                                         : "Q8_0 blocks, plain loops (no VNNI, no AVX2)")
+                 : "widened to f32 (no VNNI)",
              st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
              st->dnnl_f32 ? "oneDNN" : "OpenBLAS", ct_cpu_isa_name(ct_cpu_isa_best()));
 }
@@ -156,6 +161,18 @@ ct_dtype ct_cpu_auto_dtype(const char **why) {
                                    : "no native bf16 on this CPU: bf16 weights would be widened to fp32 (slower than "
                                      "fp32), and int8 is outside the 1e-2 bound (opt in with --dtype int8)";
     return CT_DTYPE_F32;
+}
+
+ct_dtype ct_cpu_int8_dtype(const char **why) {
+    ct_backend_options o = ct_backend_default_options();
+    ct_cpu_state st = {0};
+    plan(&o, &st);
+    if (st.vnni512 || (st.vnni256 && st.dnnl_u8s8)) {
+        if (why) *why = "VNNI: per-row int8 weights, u8·s8 products in hardware";
+        return CT_DTYPE_Q8;
+    }
+    if (why) *why = "no VNNI: per-block int8 (Q8_0) on the AVX2 kernel, more layers int8 within 3e-2";
+    return CT_DTYPE_Q8_0;
 }
 
 void ct_cpu_dispatch_plan(char *buf, int cap) {

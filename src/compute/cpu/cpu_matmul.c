@@ -12,6 +12,7 @@
 #include "compute/cpu/cpu_gemv.h"
 #include "compute/cpu/cpu_int8.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/cpu/cpu_q80.h"
 #include "compute/quant.h"
 #include "compute/ref/ops_ref.h"
 
@@ -56,6 +57,7 @@ ct_status ct_cpu_matmul(ct_backend *be, float *y, const float *x, const ct_tenso
     /* int8 weights, and oneDNN where the backend chose it (cpu_int8.c,
      * cpu_matmul_dnnl.c); everything else stays on OpenBLAS below */
     if (w->dtype == CT_DTYPE_Q8) return ct_cpu_matmul_q8(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
+    if (w->dtype == CT_DTYPE_Q8_0) return ct_cpu_matmul_q80(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
     if (M > CT_GEMV_MAX_M && ct_cpu_dnnl_takes(be, w->dtype)) {
         ct_status rc = ct_cpu_matmul_dnnl(be, y, x, w, b, residual, alpha, act, M, N, K, ws);
         /* out of workspace (a widened block or a row's bf16 copy did not
@@ -115,6 +117,8 @@ ct_status ct_cpu_conv_pointwise(ct_backend *be, float *y, const float *x, const 
         if (!wf) return CT_ERR_OOM;
         if (w->dtype == CT_DTYPE_Q8)
             for (int o = 0; o < Co; o++) ct_q8_dequantize_row(wf + (size_t)o * Ci, w, o);
+        else if (w->dtype == CT_DTYPE_Q8_0)
+            for (int o = 0; o < Co; o++) ct_q80_dequantize_row(wf + (size_t)o * Ci, ct_q80_row(w, o, Ci), Ci);
         else
             CT_TRY(ct_convert_to_f32(wf, w->data, w->dtype, (size_t)Co * Ci));
         W = wf;

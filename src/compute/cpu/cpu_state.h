@@ -35,4 +35,12 @@ void ct_cpu_dispatch_plan(char *buf, int cap);
  * (docs/PERFORMANCE.md, "--dtype auto on the CPU"). */
 ct_dtype ct_cpu_auto_dtype(const char **why);
 
+/* What --dtype int8 makes of the dense weights on this CPU, and why: on
+ * VNNI (AVX512-VNNI, or AVX-VNNI with oneDNN's u8·s8) the per-row Q8
+ * weights and their integer products; elsewhere ggml's per-block Q8_0 on
+ * the AVX2 kernel (compute/cpu/cpu_q80.h), whose smaller rounding error
+ * lets more layers be int8 within the 3e-2 bound (docs/PERFORMANCE.md,
+ * "Q8_0"). */
+ct_dtype ct_cpu_int8_dtype(const char **why);
+
 #endif

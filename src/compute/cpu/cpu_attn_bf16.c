@@ -179,16 +179,6 @@ ct_status ct_attn_bf16(float *out, const float *q, const float *k, const float *
 
 #else /* no AVX512-BF16 code in this build */
 
-/* d[0..n) = bf16(x[0..n)), round to nearest even (vcvtneps2bf16; the
- * probabilities are finite; a denormal becomes zero, 1e-38 below a
- * probability that matters). */
-BF16_TARGET static void to_bf16(uint16_t *d, const float *x, int n) {
-    int j = 0;
-    for (; j + 16 <= n; j += 16)
-        _mm256_storeu_si256((__m256i *)(void *)(d + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + j)));
-    for (; j < n; j++) d[j] = ct_f32_to_bf16(x[j]);
-}
-
 int ct_attn_bf16_supported(int Dh) {
     (void)Dh;
     return 0;

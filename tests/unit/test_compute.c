@@ -16,26 +16,7 @@
 static uint64_t rng_state = 88172645463325252ull;
 static float *rnd(size_t n) { return ct_test_rnd(&rng_state, n); } /* uniform in [-1, 1) */
 
-typedef struct fixture {
-    ct_backend *ref, *fast;
-    ct_arena ws;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    if (ct_backend_create("cpu-ref", NULL, &f->ref) || ct_backend_create("cpu", NULL, &f->fast)) return -1;
-    if (ct_backend_arena_create(f->fast, 64u << 20, &f->ws)) return -1;
-    *state = f;
-    return 0;
-}
-static int teardown(void **state) {
-    fixture *f = *state;
-    ct_backend_arena_free(f->fast, &f->ws);
-    ct_backend_free(f->ref);
-    ct_backend_free(f->fast);
-    free(f);
-    return 0;
-}
+typedef ct_test_backends fixture; /* testutil.h: cpu-ref, cpu and an arena */
 
 static ct_tensor weight(fixture *f, ct_dtype dt, const float *w, int64_t n, int64_t k) {
     ct_tensor t;
@@ -645,5 +626,5 @@ int main(void) {
         cmocka_unit_test(test_backend_basics),
         cmocka_unit_test(test_ops_on_nan_inputs),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ct_test_backends_setup, ct_test_backends_teardown);
 }

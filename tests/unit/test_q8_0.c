@@ -33,26 +33,7 @@ static uint32_t rnd_u32(void) {
         if (!(e_ <= (tol))) fail_msg("%s vs %s: relative L2 %.3g > %.3g", #a, #b, e_, (double)(tol)); \
     } while (0)
 
-typedef struct fixture {
-    ct_backend *ref, *fast;
-    ct_arena ws;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    if (ct_backend_create("cpu-ref", NULL, &f->ref) || ct_backend_create("cpu", NULL, &f->fast)) return -1;
-    if (ct_backend_arena_create(f->fast, 64u << 20, &f->ws)) return -1;
-    *state = f;
-    return 0;
-}
-static int teardown(void **state) {
-    fixture *f = *state;
-    ct_backend_arena_free(f->fast, &f->ws);
-    ct_backend_free(f->ref);
-    ct_backend_free(f->fast);
-    free(f);
-    return 0;
-}
+typedef ct_test_backends fixture; /* testutil.h: cpu-ref, cpu and an arena */
 
 static ct_tensor q80(fixture *f, const float *w, int64_t n, int64_t k) {
     ct_tensor t;
@@ -382,5 +363,5 @@ int main(void) {
         cmocka_unit_test(test_matmul_vs_reference),  cmocka_unit_test(test_vs_float),
         cmocka_unit_test(test_int8_choice),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ct_test_backends_setup, ct_test_backends_teardown);
 }

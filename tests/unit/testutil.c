@@ -176,3 +176,20 @@ int ct_test_have_gpu(const char *what, int *exit_code) {
     *exit_code = must;
     return 0;
 }
+
+int ct_test_backends_setup(void **state) {
+    ct_test_backends *f = calloc(1, sizeof *f);
+    if (!f || ct_backend_create("cpu-ref", NULL, &f->ref) || ct_backend_create("cpu", NULL, &f->fast)) return -1;
+    if (ct_backend_arena_create(f->fast, 64u << 20, &f->ws)) return -1;
+    *state = f;
+    return 0;
+}
+
+int ct_test_backends_teardown(void **state) {
+    ct_test_backends *f = *state;
+    ct_backend_arena_free(f->fast, &f->ws);
+    ct_backend_free(f->ref);
+    ct_backend_free(f->fast);
+    free(f);
+    return 0;
+}

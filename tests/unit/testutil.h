@@ -14,6 +14,7 @@
 /* cmocka needs the four includes above first. */
 #include <cmocka.h>
 
+#include "core/arena.h"
 #include "core/error.h"
 
 /* "$VAR/rel" in a static per-call ring of buffers (valid for a few calls). */
@@ -90,5 +91,16 @@ int ct_test_near_tie(int clip, const int32_t *ours, int n, const int32_t *ref, i
  * or, under CT_REQUIRE_GPU=1 (the GPU machine's test hook: a skip there is a
  * failure), prints "FAIL ..." and sets it to 1, and returns 0. */
 int ct_test_have_gpu(const char *what, int *exit_code);
+
+/* The op tests' group fixture: the "cpu-ref" backend, the "cpu" backend
+ * with default options, and a 64 MiB arena over the latter. As cmocka's
+ * group setup/teardown (state: a ct_test_backends *). */
+typedef struct ct_backend ct_backend;
+typedef struct ct_test_backends {
+    ct_backend *ref, *fast;
+    ct_arena ws;
+} ct_test_backends;
+int ct_test_backends_setup(void **state);
+int ct_test_backends_teardown(void **state);
 
 #endif

@@ -152,3 +152,17 @@ ct_status ct_cpu_dwconv1d(ct_backend *be, float *y, const float *x, const float 
         }
     return CT_OK;
 }
+
+void ct_fast_product_epilogue(float *y, const float *b, const float *r, float alpha, int act, int M, int N,
+                              int accumulate) {
+#pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
+    for (int m = 0; m < M; m++) {
+        float *yr = y + (size_t)m * N;
+        if (accumulate) {
+            if (b)
+                for (int n = 0; n < N; n++) yr[n] += alpha * b[n];
+        } else {
+            ct_fast_bias_act(yr, b, r ? r + (size_t)m * N : NULL, alpha, act, N);
+        }
+    }
+}

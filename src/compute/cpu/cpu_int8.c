@@ -167,16 +167,7 @@ static ct_status widened_q8(float *y, const float *x, const ct_tensor *w, const 
         }
     }
     ct_arena_rewind(ws, mark);
-#pragma omp parallel for schedule(static) if ((size_t)M * N > CT_PAR_MIN)
-    for (int m = 0; m < M; m++) {
-        float *yr = y + (size_t)m * N;
-        if (accumulate) {
-            if (b)
-                for (int n = 0; n < N; n++) yr[n] += alpha * b[n];
-        } else {
-            ct_fast_bias_act(yr, b, residual ? residual + (size_t)m * N : NULL, alpha, (int)act, N);
-        }
-    }
+    ct_fast_product_epilogue(y, b, residual, alpha, (int)act, M, N, accumulate);
     return CT_OK;
 }
 

@@ -60,4 +60,11 @@ static inline float ct_fast_sigmoid(float x) { return 1.0f / (1.0f + ct_fast_exp
 void ct_fast_bias_act(float *restrict y, const float *restrict b, const float *restrict r, float alpha, int act,
                       int n);
 
+/* The epilogue of a product y (M, N) = alpha·(x·Wᵀ) computed without it:
+ * accumulate (y held a residual that the product added to): y += alpha·b;
+ * else each row through ct_fast_bias_act with its residual row (r (M, N) or
+ * NULL). Rows over OpenMP threads. */
+void ct_fast_product_epilogue(float *y, const float *b, const float *r, float alpha, int act, int M, int N,
+                              int accumulate);
+
 #endif

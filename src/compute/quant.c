@@ -148,14 +148,55 @@ int64_t ct_q8_quantize_row(int8_t *q, float *scale, int32_t *rowsum, const void 
     return ct_q8_quantize_row_ref(q, scale, rowsum, src, src_dtype, K);
 }
 
+/* Both quantisers' row loop: row(ctx, n) quantises row n and returns the
+ * index of its first non-finite value within the row, or −1. Rows are
+ * independent, so the result does not depend on the thread count; each
+ * thread first touches the destination pages it fills. Returns the first
+ * non-finite element (n·K + index) over the tensor, or −1. */
+typedef int64_t (*quant_row_fn)(void *ctx, int64_t n);
+static int64_t quantize_rows(int64_t N, int64_t K, quant_row_fn row, void *ctx) {
+    int64_t first = -1;
+#pragma omp parallel for schedule(dynamic, 16) if (N * K > (1 << 16))
+    for (int64_t n = 0; n < N; n++) {
+        int64_t at = row(ctx, n);
+        if (at >= 0) {
+            at += n * K;
+#pragma omp critical(ct_quant_scan)
+            if (first < 0 || at < first) first = at;
+        }
+    }
+    return first;
+}
+
+/* The checks both quantisers make before allocating: host backend, float source. */
+static ct_status quant_source_ok(const ct_backend *be, ct_dtype src_dtype, const char *what) {
+    if (be->ops->stream((ct_backend *)be) != NULL)
+        return ct_fail(CT_ERR_UNSUPPORTED, "%s weights: backend %s computes on the host only", what, be->ops->name);
+    if (src_dtype != CT_DTYPE_F32 && src_dtype != CT_DTYPE_BF16 && src_dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_FORMAT, "%s weights: source dtype %s is not a float type", what, ct_dtype_name(src_dtype));
+    return CT_OK;
+}
+
+typedef struct {
+    int8_t *q;
+    float *sc;
+    int32_t *rs;
+    const unsigned char *s;
+    size_t es;
+    ct_dtype dt;
+    int64_t K;
+} q8_rows;
+
+static int64_t q8_row(void *ctx, int64_t n) {
+    const q8_rows *c = ctx;
+    return ct_q8_quantize_row(c->q + n * c->K, c->sc + n, c->rs + n, c->s + (size_t)(n * c->K) * c->es, c->dt, c->K);
+}
+
 ct_status ct_tensor_quantize_q8(ct_backend *be, const void *src, ct_dtype src_dtype, int64_t N, int64_t K,
                                 int64_t *bad_at, ct_tensor *out) {
     memset(out, 0, sizeof *out);
     if (bad_at) *bad_at = -1;
-    if (be->ops->stream(be) != NULL)
-        return ct_fail(CT_ERR_UNSUPPORTED, "int8 weights: backend %s computes on the host only", be->ops->name);
-    if (src_dtype != CT_DTYPE_F32 && src_dtype != CT_DTYPE_BF16 && src_dtype != CT_DTYPE_F16)
-        return ct_fail(CT_ERR_FORMAT, "int8 weights: source dtype %s is not a float type", ct_dtype_name(src_dtype));
+    CT_TRY(quant_source_ok(be, src_dtype, "int8"));
     if (N <= 0 || K <= 0 || K > INT32_MAX / 2 / 255 / 127) /* Σ u·q − z·rowsum fits int32 */
         return ct_fail(CT_ERR_INVALID_ARG, "int8 weights: shape %lld x %lld", (long long)N, (long long)K);
     out->dtype = CT_DTYPE_Q8;
@@ -164,23 +205,9 @@ ct_status ct_tensor_quantize_q8(ct_backend *be, const void *src, ct_dtype src_dt
     out->nbytes = ct_q8_bytes(N, K);
     CT_TRY(be->ops->alloc(be, out->nbytes, &out->data));
     out->owner = be;
-    int8_t *q = out->data;
-    float *sc = (float *)ct_q8_scales(out);
-    int32_t *rs = (int32_t *)ct_q8_rowsums(out);
-    const unsigned char *s = src;
-    const size_t es = ct_dtype_size(src_dtype);
-    int64_t first = -1;
-    /* Rows are independent, so the result does not depend on the thread
-     * count; each thread first touches the destination pages it fills. */
-#pragma omp parallel for schedule(dynamic, 16) if (N * K > (1 << 16))
-    for (int64_t n = 0; n < N; n++) {
-        int64_t at = ct_q8_quantize_row(q + n * K, sc + n, rs + n, s + (size_t)(n * K) * es, src_dtype, K);
-        if (at >= 0) {
-            at += n * K;
-#pragma omp critical(ct_quant_scan)
-            if (first < 0 || at < first) first = at;
-        }
-    }
+    q8_rows c = {out->data, (float *)ct_q8_scales(out), (int32_t *)ct_q8_rowsums(out), src, ct_dtype_size(src_dtype),
+                 src_dtype, K};
+    const int64_t first = quantize_rows(N, K, q8_row, &c);
     if (bad_at) *bad_at = first;
     if (first >= 0) ct_tensor_release(out);
     return CT_OK;
@@ -273,14 +300,24 @@ int64_t ct_q80_quantize_row(void *dst, const void *src, ct_dtype src_dtype, int6
     return -1;
 }
 
+typedef struct {
+    unsigned char *o;
+    const unsigned char *s;
+    size_t es, rb;
+    ct_dtype dt;
+    int64_t K;
+} q80_rows;
+
+static int64_t q80_row(void *ctx, int64_t n) {
+    const q80_rows *c = ctx;
+    return ct_q80_quantize_row(c->o + (size_t)n * c->rb, c->s + (size_t)(n * c->K) * c->es, c->dt, c->K);
+}
+
 ct_status ct_tensor_quantize_q80(ct_backend *be, const void *src, ct_dtype src_dtype, int64_t N, int64_t K,
                                  int64_t *bad_at, ct_tensor *out) {
     memset(out, 0, sizeof *out);
     if (bad_at) *bad_at = -1;
-    if (be->ops->stream(be) != NULL)
-        return ct_fail(CT_ERR_UNSUPPORTED, "Q8_0 weights: backend %s computes on the host only", be->ops->name);
-    if (src_dtype != CT_DTYPE_F32 && src_dtype != CT_DTYPE_BF16 && src_dtype != CT_DTYPE_F16)
-        return ct_fail(CT_ERR_FORMAT, "Q8_0 weights: source dtype %s is not a float type", ct_dtype_name(src_dtype));
+    CT_TRY(quant_source_ok(be, src_dtype, "Q8_0"));
     if (N <= 0 || K <= 0 || K % CT_Q8_0_BLOCK || K > INT32_MAX / 2)
         return ct_fail(CT_ERR_INVALID_ARG, "Q8_0 weights: shape %lld x %lld (rows must be a multiple of 32 long)",
                        (long long)N, (long long)K);
@@ -290,20 +327,8 @@ ct_status ct_tensor_quantize_q80(ct_backend *be, const void *src, ct_dtype src_d
     out->nbytes = (size_t)N * CT_Q80_ROW_BYTES(K);
     CT_TRY(be->ops->alloc(be, out->nbytes, &out->data));
     out->owner = be;
-    const unsigned char *s = src;
-    unsigned char *o = out->data;
-    const size_t es = ct_dtype_size(src_dtype), rb = CT_Q80_ROW_BYTES(K);
-    int64_t first = -1;
-    /* rows are independent: the result does not depend on the thread count */
-#pragma omp parallel for schedule(dynamic, 16) if (N * K > (1 << 16))
-    for (int64_t n = 0; n < N; n++) {
-        int64_t at = ct_q80_quantize_row(o + (size_t)n * rb, s + (size_t)(n * K) * es, src_dtype, K);
-        if (at >= 0) {
-            at += n * K;
-#pragma omp critical(ct_quant_scan)
-            if (first < 0 || at < first) first = at;
-        }
-    }
+    q80_rows c = {out->data, src, ct_dtype_size(src_dtype), CT_Q80_ROW_BYTES(K), src_dtype, K};
+    const int64_t first = quantize_rows(N, K, q80_row, &c);
     if (bad_at) *bad_at = first;
     if (first >= 0) ct_tensor_release(out);
     return CT_OK;

@@ -38,40 +38,10 @@ static float *rnd(ct_dtype dt, size_t n, float scale) {
 }
 
 /* ---- device buffers ---------------------------------------------------- */
-static ct_buf dput(ct_dtype dt, const float *x, size_t n) {
-    size_t es = ct_dtype_size(dt);
-    void *h = malloc(es * (n ? n : 1)), *d = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (dt == CT_DTYPE_F32) ((float *)h)[i] = x[i];
-        else if (dt == CT_DTYPE_BF16) ((uint16_t *)h)[i] = ct_f32_to_bf16(x[i]);
-        else ((uint16_t *)h)[i] = ct_f32_to_f16(x[i]);
-    }
-    CT_ASSERT_OK(g_cu->ops->alloc(g_cu, es * n + 64, &d));
-    CT_ASSERT_OK(g_cu->ops->to_device(g_cu, d, h, es * n));
-    free(h);
-    return ct_buf_make(d, dt);
-}
-static ct_buf dpoison(ct_dtype dt, size_t n) { /* 0xff bytes: NaN in every float type */
-    void *d = NULL;
-    CT_ASSERT_OK(g_cu->ops->alloc(g_cu, ct_dtype_size(dt) * n + 64, &d));
-    void *h = malloc(ct_dtype_size(dt) * n + 1);
-    memset(h, 0xff, ct_dtype_size(dt) * n);
-    CT_ASSERT_OK(g_cu->ops->to_device(g_cu, d, h, ct_dtype_size(dt) * n));
-    free(h);
-    return ct_buf_make(d, dt);
-}
-static float *dget(ct_buf b, size_t n) {
-    size_t es = ct_dtype_size(b.dtype);
-    void *h = malloc(es * n + 1);
-    float *f = malloc(sizeof(float) * n + 4);
-    CT_ASSERT_OK(g_cu->ops->to_host(g_cu, h, b.data, es * n));
-    for (size_t i = 0; i < n; i++)
-        f[i] = b.dtype == CT_DTYPE_F32 ? ((float *)h)[i]
-             : b.dtype == CT_DTYPE_BF16 ? ct_bf16_to_f32(((uint16_t *)h)[i])
-                                         : ct_f16_to_f32(((uint16_t *)h)[i]);
-    free(h);
-    return f;
-}
+/* testutil.h's device buffers on the cuda backend under test */
+static ct_buf dput(ct_dtype dt, const float *x, size_t n) { return ct_test_dput(g_cu, dt, x, n); }
+static ct_buf dpoison(ct_dtype dt, size_t n) { return ct_test_dpoison(g_cu, dt, n); }
+static float *dget(ct_buf b, size_t n) { return ct_test_dget(g_cu, b, n); }
 static void dfree(ct_buf b) { g_cu->ops->free(g_cu, b.data); }
 static float *dvec(const float *x, size_t n) { return (float *)dput(CT_DTYPE_F32, x, n).data; } /* params */
 

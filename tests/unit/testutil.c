@@ -193,3 +193,40 @@ int ct_test_backends_teardown(void **state) {
     free(f);
     return 0;
 }
+
+ct_buf ct_test_dput(ct_backend *be, ct_dtype dt, const float *x, size_t n) {
+    size_t es = ct_dtype_size(dt);
+    void *h = malloc(es * (n ? n : 1)), *d = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (dt == CT_DTYPE_F32) ((float *)h)[i] = x[i];
+        else if (dt == CT_DTYPE_BF16) ((uint16_t *)h)[i] = ct_f32_to_bf16(x[i]);
+        else ((uint16_t *)h)[i] = ct_f32_to_f16(x[i]);
+    }
+    CT_ASSERT_OK(be->ops->alloc(be, es * n + 64, &d));
+    CT_ASSERT_OK(be->ops->to_device(be, d, h, es * n));
+    free(h);
+    return ct_buf_make(d, dt);
+}
+
+ct_buf ct_test_dpoison(ct_backend *be, ct_dtype dt, size_t n) {
+    void *d = NULL;
+    CT_ASSERT_OK(be->ops->alloc(be, ct_dtype_size(dt) * n + 64, &d));
+    void *h = malloc(ct_dtype_size(dt) * n + 1);
+    memset(h, 0xff, ct_dtype_size(dt) * n);
+    CT_ASSERT_OK(be->ops->to_device(be, d, h, ct_dtype_size(dt) * n));
+    free(h);
+    return ct_buf_make(d, dt);
+}
+
+float *ct_test_dget(ct_backend *be, ct_buf b, size_t n) {
+    size_t es = ct_dtype_size(b.dtype);
+    void *h = malloc(es * n + 1);
+    float *f = malloc(sizeof(float) * n + 4);
+    CT_ASSERT_OK(be->ops->to_host(be, h, b.data, es * n));
+    for (size_t i = 0; i < n; i++)
+        f[i] = b.dtype == CT_DTYPE_F32    ? ((float *)h)[i]
+               : b.dtype == CT_DTYPE_BF16 ? ct_bf16_to_f32(((uint16_t *)h)[i])
+                                          : ct_f16_to_f32(((uint16_t *)h)[i]);
+    free(h);
+    return f;
+}

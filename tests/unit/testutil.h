@@ -14,7 +14,7 @@
 /* cmocka needs the four includes above first. */
 #include <cmocka.h>
 
-#include "core/arena.h"
+#include "compute/backend.h"
 #include "core/error.h"
 
 /* "$VAR/rel" in a static per-call ring of buffers (valid for a few calls). */
@@ -95,12 +95,21 @@ int ct_test_have_gpu(const char *what, int *exit_code);
 /* The op tests' group fixture: the "cpu-ref" backend, the "cpu" backend
  * with default options, and a 64 MiB arena over the latter. As cmocka's
  * group setup/teardown (state: a ct_test_backends *). */
-typedef struct ct_backend ct_backend;
 typedef struct ct_test_backends {
     ct_backend *ref, *fast;
     ct_arena ws;
 } ct_test_backends;
 int ct_test_backends_setup(void **state);
 int ct_test_backends_teardown(void **state);
+
+/* Device buffers for the backend tests (any backend; the GPU tests' CUDA):
+ * dput uploads n floats stored as dt (f32, bf16 or f16, round to nearest
+ * even) into a new buffer with 64 bytes of slack; dpoison fills one with
+ * 0xff bytes (NaN in every float type), so a kernel that skips an element
+ * shows; dget downloads n elements of b widened to float32 (malloc'd).
+ * Failures fail the test. */
+ct_buf ct_test_dput(ct_backend *be, ct_dtype dt, const float *x, size_t n);
+ct_buf ct_test_dpoison(ct_backend *be, ct_dtype dt, size_t n);
+float *ct_test_dget(ct_backend *be, ct_buf b, size_t n);
 
 #endif

@@ -20,12 +20,14 @@
  */
 #include <math.h>
 
+#include "compute/cuda/cuda_flash.cuh"
 #include "compute/cuda/cuda_internal.h"
 
 namespace {
 
 constexpr int QB = 64;      /* query rows per block: 4 warps × 16 */
 constexpr int KB = 64;      /* keys per tile */
+static_assert(KB == 64, "flash_tile (cuda_flash.cuh) steps over 64-key tiles");
 constexpr int RW = QB + KB; /* position rows staged per tile (127 used) */
 constexpr int WN = 80;      /* a warp's window columns (79 used): 10 n-tiles */
 constexpr int WLD = WN + 4; /* fp32 row stride of the parked window */
@@ -39,44 +41,6 @@ template <int DH> struct shape {
     static constexpr int QW_BYTES = (QB * LDS * 2 > 4 * 16 * WLD * 4) ? QB * LDS * 2 : 4 * 16 * WLD * 4;
     static constexpr size_t SMEM = (size_t)(2 * TILE + RW * LDS) * 2 + QW_BYTES + 2 * RW * 4; /* vr terms: 2 buffers */
 };
-
-__device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* Four 8×8 bf16 matrices, transposed on the way in (B operands from row-major V). */
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const uint16_t *p) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(a));
-}
-
-__device__ __forceinline__ uint32_t ld32(const uint16_t *p) { return *reinterpret_cast<const uint32_t *>(p); }
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-
-/* Four 8×8 bf16 matrices, as stored (B operands from row-major K and R rows). */
-__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const uint16_t *p) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(a));
-}
-
-/* 16 bytes global → shared without passing through registers; ok = 0 writes
- * zeros and reads nothing (src then only has to be some valid address). */
-__device__ __forceinline__ void cp_async16(uint16_t *dst, const uint16_t *src, bool ok) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 /* Start copying rows [0, n) of a DH-wide slice into shared memory (stride
  * LDS); rows ≥ valid become zero. Asynchronous: cp_async_wait_all + a barrier
@@ -224,71 +188,14 @@ __global__ void __launch_bounds__(THREADS, 2)
                 if (e < 2) mx0 = fmaxf(mx0, x);
                 else mx1 = fmaxf(mx1, x);
             }
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-        /* key 0 < L is in the first tile, so the running maxima are finite from then on */
-        float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-        float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
-        m0 = n0;
-        m1 = n1;
-        float r0 = 0.f, r1 = 0.f;
-#pragma unroll
-        for (int n = 0; n < 8; n++) {
-            s[n][0] = exp2f(s[n][0] - n0);
-            s[n][1] = exp2f(s[n][1] - n0);
-            s[n][2] = exp2f(s[n][2] - n1);
-            s[n][3] = exp2f(s[n][3] - n1);
-            r0 += s[n][0] + s[n][1];
-            r1 += s[n][2] + s[n][3];
-        }
-        l0 = l0 * a0 + r0; /* per-thread partial sums; the quad adds them at the end */
-        l1 = l1 * a1 + r1;
-#pragma unroll
-        for (int n = 0; n < NO; n++) {
-            acc[n][0] *= a0;
-            acc[n][1] *= a0;
-            acc[n][2] *= a1;
-            acc[n][3] *= a1;
-        }
-
-        /* o += P·V: 4 steps of 16 keys; V fragments by transposing loads */
-#pragma unroll
-        for (int kk = 0; kk < KB / 16; kk++) {
-            uint32_t pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                              pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-            const int key = 16 * kk + (lane & 7) + ((lane >> 3) & 1) * 8;
-#pragma unroll
-            for (int n = 0; n < NO; n += 2) {
-                uint32_t vb[4];
-                ldsm_x4_trans(vb, sV + key * LDS + 8 * n + (lane >> 4) * 8);
-                mma_bf16(acc[n], pa, vb[0], vb[1]);
-                mma_bf16(acc[n + 1], pa, vb[2], vb[3]);
-            }
-        }
+        flash_tile<NO, LDS>(s, mx0, mx1, m0, m1, l0, l1, acc, sV, lane);
         __syncthreads(); /* every warp is done with sV and its window */
         if (jn < L) stage<DH>(sV, rows + (size_t)jn * ld + 2 * D, ld, KB, min(KB, T - jn));
         cp_async_wait_all();
         __syncthreads();
     }
 
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const int ia = i0 + 16 * warp + g, ib = ia + 8;
-    /* padded query rows (i ≥ L) come out zero, as the reference path's all-zero P rows give */
-    const float inv0 = ia < L ? 1.f / l0 : 0.f, inv1 = ib < L ? 1.f / l1 : 0.f;
-#pragma unroll
-    for (int n = 0; n < NO; n++) {
-        int col = 8 * n + 2 * t;
-        if (ia < T)
-            *reinterpret_cast<uint32_t *>(orow + (size_t)ia * D + col) = pack_bf16(acc[n][0] * inv0, acc[n][1] * inv0);
-        if (ib < T)
-            *reinterpret_cast<uint32_t *>(orow + (size_t)ib * D + col) = pack_bf16(acc[n][2] * inv1, acc[n][3] * inv1);
-    }
+    flash_store<NO>(orow, acc, l0, l1, i0 + 16 * warp + g, L, T, D, t);
 }
 
 template <int DH>

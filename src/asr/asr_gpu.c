@@ -8,10 +8,12 @@
  * torch-exact noise, seeded by each clip's own length, so it does not depend
  * on the batch), threads over rows, and the GPU mel runs on them: the mel
  * stays on the GPU (issue 15), and the features are the CPU path's dithered
- * features up to the GPU mel's own rounding. Logits per step are
- * not kept by the engine: a request with keep_logits is refused. The GPU mel
- * needs ≥ 320 samples (two frames) per clip; shorter clips fail with the
- * engine's message. */
+ * features up to the GPU mel's own rounding. The GPU mel needs ≥ 320
+ * samples (two frames) per clip: a dithered batch with a shorter clip (the
+ * last fixed window of a file, --vad none) takes the CPU mel for the whole
+ * batch and each group's engine call starts from its rows' features; an
+ * undithered one fails with the engine's message. Logits per step are not
+ * kept by the engine: a request with keep_logits is refused. */
 #include "asr/asr_gpu.h"
 
 #include <stdlib.h>
@@ -66,16 +68,23 @@ ct_status ct_asr_gpu_open(const ct_checkpoint *ck, const ct_asr_hparams *hp, ct_
     return CT_OK;
 }
 
+/* The batch's features from the CPU mel, when the GPU mel cannot take a clip. */
+typedef struct cpu_feats {
+    const float *feats; /* (B, T, n_mels) for the whole batch, or NULL: the GPU mel */
+    const int *len;     /* (B) valid frames */
+    int T;
+} cpu_feats;
+
 /* One engine call for rows idx[0..n) that share a prompt. */
 static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, const size_t *n_samples, const int *idx,
                            int n, const int32_t *prompt, int P, int max_new, const ct_asr_request *req,
-                           ct_asr_result *out) {
+                           const cpu_feats *cf, ct_asr_result *out) {
     const int M = g->hp->n_mels, D = g->hp->d_enc;
     ct_status s = CT_OK;
     size_t nmax = 0;
     for (int i = 0; i < n; i++)
         if (n_samples[idx[i]] > nmax) nmax = n_samples[idx[i]];
-    int T = ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
+    int T = cf->feats ? cf->T : ct_gpu_engine_feature_frames(nmax), Te = ct_gpu_engine_encoder_frames(T), W = P + max_new;
     const float **pcm = malloc(sizeof(float *) * (size_t)n);
     size_t *ns = malloc(sizeof(size_t) * (size_t)n);
     int *flen = malloc(sizeof(int) * (size_t)n), *elen = malloc(sizeof(int) * (size_t)n);
@@ -97,19 +106,29 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
                          .force_max_new = req->ignore_eos, .row_new = rowlim,
                          .eos = g->eos_id, .pad = g->pad_id};
     ct_gpu_result res = {.tokens = tokens, .n_generated = ngen, .enc_lengths = elen};
-    if (req->keep_features) {
+    if (cf->feats || req->keep_features) {
         feats = malloc(sizeof(float) * (size_t)n * T * M);
         if (!feats) {
             s = ct_fail(CT_ERR_OOM, "cuda: features of %d x %d frames", n, T);
             goto done;
         }
     }
-    rq.pcm = pcm;
-    rq.n_samples = ns;
-    for (int i = 0; i < n; i++) flen[i] = (int)(ns[i] / 160);
-    if (feats) {
-        res.features_out = feats;
-        res.T_feat_cap = T;
+    if (cf->feats) { /* this group's rows of the batch's CPU features */
+        for (int i = 0; i < n; i++) {
+            flen[i] = cf->len[idx[i]];
+            memcpy(feats + (size_t)i * T * M, cf->feats + (size_t)idx[i] * T * M, sizeof(float) * (size_t)T * M);
+        }
+        rq.features = feats;
+        rq.feature_lengths = flen;
+        rq.T_feat = T;
+    } else {
+        rq.pcm = pcm;
+        rq.n_samples = ns;
+        for (int i = 0; i < n; i++) flen[i] = (int)(ns[i] / 160);
+        if (feats) {
+            res.features_out = feats;
+            res.T_feat_cap = T;
+        }
     }
     if (req->keep_encoder) {
         enc = malloc(sizeof(float) * ((size_t)n * Te * D + 1));
@@ -182,6 +201,9 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     int *plen = malloc(sizeof(int) * (size_t)B), *group = malloc(sizeof(int) * (size_t)B);
     char *done_row = calloc((size_t)B, 1);
     float *dpcm = NULL, **dclips = NULL; /* the dithered rows, when req->dither */
+    cpu_feats cf = {NULL, NULL, 0};
+    float *cfeat = NULL;
+    int *clen = NULL;
     if (!out->clips || !prompts || !plen || !group || !done_row) {
         s = ct_fail(CT_ERR_OOM, "asr: batch of %d", B);
         goto done;
@@ -195,7 +217,30 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
         }
         out->audio_seconds += (double)n_samples[b] / 16000.0;
     }
-    if (req->dither) { /* the CPU mel's noise added on the host, rows over threads; the GPU mel does the rest */
+    int short_clip = 0;
+    size_t nmax = 0;
+    for (int b = 0; b < B; b++) {
+        if (n_samples[b] < 320) short_clip = 1;
+        if (n_samples[b] > nmax) nmax = n_samples[b];
+    }
+    if (req->dither && short_clip) { /* the CPU mel (torch-exact dither) for the whole batch */
+        double t0 = ct_now(), c0 = ct_cpu_now();
+        int T = ct_gpu_engine_feature_frames(nmax);
+        if ((size_t)T < ct_mel_frames(g->mel, nmax)) {
+            s = ct_fail(CT_ERR_INTERNAL, "cuda: mel frame counts disagree");
+            goto done;
+        }
+        cfeat = malloc(sizeof(float) * (size_t)B * T * g->hp->n_mels);
+        clen = malloc(sizeof(int) * (size_t)B);
+        if (!cfeat || !clen) {
+            s = ct_fail(CT_ERR_OOM, "asr: features of %d x %d frames", B, T);
+            goto done;
+        }
+        if ((s = ct_mel_compute_batch(g->mel, clips, n_samples, B, 1, cfeat, T, clen)) != CT_OK) goto done;
+        cf.feats = cfeat, cf.len = clen, cf.T = T;
+        out->seconds_mel += ct_now() - t0;
+        out->cpu_mel += ct_cpu_now() - c0;
+    } else if (req->dither) { /* the CPU mel's noise added on the host, rows over threads; the GPU mel does the rest */
         double t0 = ct_now(), c0 = ct_cpu_now();
         if ((s = ct_mel_dither_batch(g->mel, clips, n_samples, B, &dpcm, &dclips)) != CT_OK) goto done;
         clips = (const float *const *)dclips;
@@ -217,7 +262,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
             goto done;
         }
         int max_new = req->max_new_tokens > 0 && req->max_new_tokens < cap ? req->max_new_tokens : cap;
-        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, out)) != CT_OK) goto done;
+        if ((s = run_group(g, clips, n_samples, group, n, p, P, max_new, req, &cf, out)) != CT_OK) goto done;
         b--; /* rows of this prompt beyond MAX_ROWS remain: look at row b again */
     }
 done:
@@ -227,6 +272,8 @@ done:
     free(done_row);
     free(dpcm);
     free(dclips);
+    free(cfeat);
+    free(clen);
     if (s != CT_OK) ct_asr_result_free(out);
     return s;
 }

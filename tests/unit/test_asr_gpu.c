@@ -212,22 +212,43 @@ static ct_status scripted_run(void *impl, const ct_gpu_request *rq, ct_gpu_resul
     return CT_OK;
 }
 
-static void test_host_side_with_scripted_engine(void **state) {
+/* The scripted engine with tiny-hf's hyper-parameters and tokenizer and a
+ * default mel: what both host-side tests start from. */
+typedef struct scripted {
     script sc;
-    memset(&sc, 0, sizeof sc);
-    ct_gpu_engine_ops ops = {scripted_run, {128, 64, 495, 128}};
     ct_gpu_engine *e;
-    CT_ASSERT_OK(ct_gpu_engine_wrap(&ops, &sc, &e));
+    ct_asr_hparams hp;
+    ct_tokenizer *tok;
+    ct_mel *mel;
+} scripted;
+
+static void scripted_open(scripted *x) {
+    memset(x, 0, sizeof *x);
+    static const ct_gpu_engine_ops ops = {scripted_run, {128, 64, 495, 128}};
+    CT_ASSERT_OK(ct_gpu_engine_wrap(&ops, &x->sc, &x->e));
     ct_checkpoint *ck;
     CT_ASSERT_OK(ct_checkpoint_open(CT_FIXTURE("tiny-hf"), &ck));
-    ct_asr_hparams hp;
-    CT_ASSERT_OK(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &hp));
+    CT_ASSERT_OK(ct_asr_hparams_from_config(ct_checkpoint_config(ck), &x->hp));
     ct_checkpoint_free(ck);
-    ct_tokenizer *tok;
-    CT_ASSERT_OK(ct_tokenizer_load(CT_FIXTURE("tiny-hf/tokenizer.json"), &tok));
+    CT_ASSERT_OK(ct_tokenizer_load(CT_FIXTURE("tiny-hf/tokenizer.json"), &x->tok));
     ct_mel_options mo = ct_mel_default_options();
-    ct_mel *mel;
-    CT_ASSERT_OK(ct_mel_create(&mo, &mel));
+    CT_ASSERT_OK(ct_mel_create(&mo, &x->mel));
+}
+
+static void scripted_close(scripted *x) {
+    ct_mel_free(x->mel);
+    ct_tokenizer_free(x->tok);
+    ct_gpu_engine_free(x->e);
+}
+
+static void test_host_side_with_scripted_engine(void **state) {
+    scripted x;
+    scripted_open(&x);
+    script *sc = &x.sc;
+    ct_gpu_engine *e = x.e;
+    ct_asr_hparams hp = x.hp;
+    ct_tokenizer *tok = x.tok;
+    ct_mel *mel = x.mel;
     float *clips[NCLIPS];
     size_t n[NCLIPS];
     char rel[128];
@@ -243,7 +264,7 @@ static void test_host_side_with_scripted_engine(void **state) {
     rq.keep_logits = 1;
     ct_asr_result r;
     CT_ASSERT_STATUS(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r), CT_ERR_UNSUPPORTED);
-    assert_int_equal(sc.calls, 0);
+    assert_int_equal(sc->calls, 0);
     /* what the dither must add to each clip: the CPU mel's noise, 1e-5 ·
      * torch.randn(n) seeded with the clip's own length (torch_rng.h) */
     float *dithered[NCLIPS];
@@ -255,7 +276,7 @@ static void test_host_side_with_scripted_engine(void **state) {
     /* per-clip budgets, distinct, in an order the prompt grouping scrambles */
     const int budget[NCLIPS] = {3, MAXNEW, 1, 2, MAXNEW - 1, 4};
     for (int pass = 0; pass < 4; pass++) { /* 0: GPU mel, 1: dithered PCM → GPU mel, 2: ignore_eos, 3: + budgets */
-        memset(&sc, 0, sizeof sc);
+        memset(sc, 0, sizeof *sc);
         rq.keep_logits = 0;
         rq.keep_features = rq.keep_encoder = 1;
         rq.dither = pass == 1;
@@ -263,18 +284,18 @@ static void test_host_side_with_scripted_engine(void **state) {
         rq.row_max_new_tokens = pass == 3 ? budget : NULL;
         CT_ASSERT_OK(ct_asr_gpu_transcribe(&g, (const float *const *)clips, n, NCLIPS, &rq, &r));
         /* three prompt groups in first-appearance order: en {0,2,4}, de {1,5}, fr {3} */
-        assert_int_equal(sc.calls, 3);
-        assert_int_equal(sc.batch[0], 3);
-        assert_int_equal(sc.batch[1], 2);
-        assert_int_equal(sc.batch[2], 1);
+        assert_int_equal(sc->calls, 3);
+        assert_int_equal(sc->batch[0], 3);
+        assert_int_equal(sc->batch[1], 2);
+        assert_int_equal(sc->batch[2], 1);
         const int order[NCLIPS] = {0, 2, 4, 1, 5, 3}, call_of[NCLIPS] = {0, 1, 0, 2, 0, 1};
         for (int c = 0; c < 3; c++) {
-            assert_int_equal(sc.got_pcm[c], 1); /* the mel stays on the GPU, dithered or not */
+            assert_int_equal(sc->got_pcm[c], 1); /* the mel stays on the GPU, dithered or not */
             int32_t want[64];
             int P;
             CT_ASSERT_OK(ct_tokenizer_prompt(tok, c == 0 ? "en" : c == 1 ? "de" : "fr", 1, want, 64, &P));
-            assert_int_equal(sc.P[c], P);
-            assert_memory_equal(sc.prompt[c], want, sizeof(int32_t) * P);
+            assert_int_equal(sc->P[c], P);
+            assert_memory_equal(sc->prompt[c], want, sizeof(int32_t) * P);
         }
         assert_true(r.seconds_encoder > 0.74 && r.seconds_encoder < 0.76); /* 3 calls × 0.25 s */
         assert_true(r.seconds_decoder > 1.49 && r.seconds_decoder < 1.51);
@@ -298,7 +319,7 @@ static void test_host_side_with_scripted_engine(void **state) {
             int cl = call_of[i], row = 0;
             while (order[row] != i) row++;
             row -= cl == 0 ? 0 : cl == 1 ? 3 : 5;
-            const float *got = sc.pcm_seen[cl];
+            const float *got = sc->pcm_seen[cl];
             for (int j = 0; j < row; j++) got += n[order[j + (cl == 0 ? 0 : cl == 1 ? 3 : 5)]];
             assert_memory_equal(got, pass == 1 ? dithered[i] : clips[i], sizeof(float) * n[i]);
             if (pass == 1) assert_memory_not_equal(got, clips[i], sizeof(float) * n[i]);
@@ -306,12 +327,53 @@ static void test_host_side_with_scripted_engine(void **state) {
             assert_true(c->features[(size_t)2 * 128 + 3] == nn - 2 - 0.01f * 3);
         }
         ct_asr_result_free(&r);
-        for (int c = 0; c < 3; c++) free(sc.features_seen[c]), free(sc.pcm_seen[c]);
+        for (int c = 0; c < 3; c++) free(sc->features_seen[c]), free(sc->pcm_seen[c]);
     }
     for (int i = 0; i < NCLIPS; i++) free(clips[i]), free(dithered[i]);
-    ct_mel_free(mel);
-    ct_tokenizer_free(tok);
-    ct_gpu_engine_free(e);
+    scripted_close(&x);
+}
+
+/* A dithered batch with a clip the GPU mel cannot take (< 320 samples: the
+ * last fixed window of a file under --vad none) takes the CPU mel for the
+ * whole batch: the engine gets features, not PCM, equal bit for bit to the
+ * CPU path's dithered features of the batch; the same batch undithered
+ * would reach the engine as PCM (and fail there on a real GPU). */
+static void test_short_clip_dither_takes_cpu_mel(void **state) {
+    (void)state;
+    scripted x;
+    scripted_open(&x);
+    script *sc = &x.sc;
+    float *full;
+    size_t nfull;
+    read_wav(CT_FIXTURE("audio/c1_en_us_3s.wav"), &full, &nfull);
+    const float *clips[2] = {full, full + 1000};
+    size_t n[2] = {nfull, 200};
+    ct_asr_gpu_ctx g = {x.e, x.tok, x.mel, &x.hp, EOS, PAD, NULL};
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = MAXNEW;
+    rq.dither = 1;
+    ct_asr_result r;
+    CT_ASSERT_OK(ct_asr_gpu_transcribe(&g, clips, n, 2, &rq, &r));
+    assert_int_equal(sc->calls, 1);
+    assert_int_equal(sc->got_pcm[0], 0);
+    int T = ct_gpu_engine_feature_frames(nfull), L[2];
+    assert_int_equal(sc->T_seen[0], T);
+    float *want = malloc(sizeof(float) * 2 * (size_t)T * 128);
+    CT_ASSERT_OK(ct_mel_compute_batch(x.mel, clips, n, 2, 1, want, T, L));
+    assert_memory_equal(sc->features_seen[0], want, sizeof(float) * 2 * (size_t)T * 128);
+    assert_int_equal(r.clips[1].feature_frames, L[1]);
+    ct_asr_result_free(&r);
+    free(sc->features_seen[0]);
+    /* undithered: PCM to the engine as before */
+    memset(sc, 0, sizeof *sc);
+    rq.dither = 0;
+    CT_ASSERT_OK(ct_asr_gpu_transcribe(&g, clips, n, 2, &rq, &r));
+    assert_int_equal(sc->got_pcm[0], 1);
+    ct_asr_result_free(&r);
+    free(sc->pcm_seen[0]);
+    free(want);
+    free(full);
+    scripted_close(&x);
 }
 
 int main(void) {
@@ -320,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_inspect_refused_without_gpu),
         cmocka_unit_test(test_fixture_batch_on_gpu),
         cmocka_unit_test(test_host_side_with_scripted_engine),
+        cmocka_unit_test(test_short_clip_dither_takes_cpu_mel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,22 +25,9 @@ static ct_backend *g_ref, *g_cu, *g_cu_simple;
 static ct_arena g_ws_ref, g_ws_cu;
 static unsigned g_seed = 777;
 
-static float frand(void) { /* uniform in [-1, 1) */
-    g_seed = g_seed * 1664525u + 1013904223u;
-    return (float)((g_seed >> 8) / 8388608.0 - 1.0);
-}
-
-static float round_to(ct_dtype dt, float x) {
-    if (dt == CT_DTYPE_BF16) return ct_bf16_to_f32(ct_f32_to_bf16(x));
-    if (dt == CT_DTYPE_F16) return ct_f16_to_f32(ct_f32_to_f16(x));
-    return x;
-}
-
-static float *rnd(ct_dtype dt, size_t n, float scale) {
-    float *x = malloc(sizeof(float) * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) x[i] = round_to(dt, frand() * scale);
-    return x;
-}
+/* testutil.h's random data on this test's seed (the same stream as before) */
+static float frand(void) { return ct_test_lcg_frand(&g_seed); }
+static float *rnd(ct_dtype dt, size_t n, float scale) { return ct_test_rnd_in(&g_seed, dt, n, scale); }
 
 /* testutil.h's device buffers (dpoison and dget on the cuda backend under test) */
 static ct_buf dput(ct_backend *be, ct_dtype dt, const float *x, size_t n) { return ct_test_dput(be, dt, x, n); }

@@ -230,3 +230,20 @@ float *ct_test_dget(ct_backend *be, ct_buf b, size_t n) {
     free(h);
     return f;
 }
+
+float ct_test_lcg_frand(unsigned *seed) {
+    *seed = *seed * 1664525u + 1013904223u;
+    return (float)((*seed >> 8) / 8388608.0 - 1.0);
+}
+
+float ct_test_round_to(ct_dtype dt, float x) {
+    if (dt == CT_DTYPE_BF16) return ct_bf16_to_f32(ct_f32_to_bf16(x));
+    if (dt == CT_DTYPE_F16) return ct_f16_to_f32(ct_f32_to_f16(x));
+    return x;
+}
+
+float *ct_test_rnd_in(unsigned *seed, ct_dtype dt, size_t n, float scale) {
+    float *x = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) x[i] = ct_test_round_to(dt, ct_test_lcg_frand(seed) * scale);
+    return x;
+}

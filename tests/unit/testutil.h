@@ -102,6 +102,14 @@ typedef struct ct_test_backends {
 int ct_test_backends_setup(void **state);
 int ct_test_backends_teardown(void **state);
 
+/* The GPU op tests' random data: an LCG step giving a float uniform in
+ * [-1, 1) (seed: the test's own state), x rounded to dt (bf16/f16 round to
+ * nearest even; f32 unchanged), and n such values × scale, each
+ * representable in dt (malloc'd). */
+float ct_test_lcg_frand(unsigned *seed);
+float ct_test_round_to(ct_dtype dt, float x);
+float *ct_test_rnd_in(unsigned *seed, ct_dtype dt, size_t n, float scale);
+
 /* Device buffers for the backend tests (any backend; the GPU tests' CUDA):
  * dput uploads n floats stored as dt (f32, bf16 or f16, round to nearest
  * even) into a new buffer with 64 bytes of slack; dpoison fills one with

@@ -19,9 +19,13 @@
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+from mms_aligner_config import mms300m_config  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--make")
@@ -40,18 +44,9 @@ torch.set_num_threads(args.threads)
 
 
 def make(out):
-    from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
+    from transformers import Wav2Vec2ForCTC
 
-    cfg = Wav2Vec2Config(
-        vocab_size=31, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-        intermediate_size=4096, hidden_act="gelu", feat_extract_activation="gelu",
-        conv_dim=(512,) * 7, conv_stride=(5, 2, 2, 2, 2, 2, 2), conv_kernel=(10, 3, 3, 3, 3, 2, 2),
-        conv_bias=True, feat_extract_norm="layer", do_stable_layer_norm=True,
-        num_conv_pos_embeddings=128, num_conv_pos_embedding_groups=16,
-        hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
-        final_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0, layer_norm_eps=1e-5,
-        pad_token_id=0, eos_token_id=2, ctc_loss_reduction="mean", ctc_zero_infinity=True,
-    )
+    cfg = mms300m_config()
     torch.manual_seed(20261202)
     model = Wav2Vec2ForCTC(cfg).eval()
     model.save_pretrained(out)

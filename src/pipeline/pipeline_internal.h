@@ -92,6 +92,8 @@ ct_status ct_pipe_resume_file(ct_pipe *p, size_t fi);
 void ct_pipe_model_identity(const ct_transcriber_options *o, const char **id, const char **rev);
 const char *ct_pipe_dtype_name(ct_precision p);
 uint64_t ct_pipe_memory_cap(const ct_transcriber_options *o);
+/* Segments at which group k of a run closes (transcriber.c gives why). */
+size_t ct_pipe_group_segments(int batch_size, size_t k);
 ct_status ct_pipe_resolve_device(const ct_transcriber_options *o, ct_device *dev, ct_precision *prec);
 
 /* publication.c: discovery + planning (stage 1), and per file what to do */

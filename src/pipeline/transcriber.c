@@ -601,9 +601,24 @@ static int admit(void *user, size_t index) { /* prep.h's hook: the set's lock be
     return ct_pipe_admit(a->p, a->todo[index]);
 }
 
+/* Segments that close group k (0, 1, ...): the batch size, doubling per
+ * group up to four batches. Four batches per group give the scheduler
+ * lengths to sort across (less padding) while the prep pool prepares the
+ * next group. The first groups are smaller so that the device starts as
+ * soon as one batch is prepared, instead of waiting for four (with
+ * --batch-size 128 that wait was 3.4 s of a 7.1 s run on the GPU machine,
+ * docs/PERFORMANCE.md); by the time the ramp reaches four batches the pool
+ * is that far ahead. The rule counts segments only, so a corpus always
+ * splits into the same groups and batches, however fast it is prepared. */
+size_t ct_pipe_group_segments(int batch_size, size_t k) {
+    size_t b = batch_size > 0 ? (size_t)batch_size : 1, want = b;
+    for (size_t i = 0; i < k && want < 4 * b; i++) want *= 2;
+    return want < 4 * b ? want : 4 * b;
+}
+
 /* Decode, segment and transcribe the files todo[0..n) (run indices). Groups
- * close when they hold enough segments for several full batches, or half the
- * PCM cap, so the prep pool keeps preparing the next group meanwhile. */
+ * close at ct_pipe_group_segments segments, or half the PCM cap, so the prep
+ * pool keeps preparing the next group meanwhile. */
 ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     if (!n) return CT_OK;
     CT_TRY(session_resolve(p));
@@ -642,7 +657,7 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
         return s;
     }
     group g = {0};
-    size_t want = (size_t)p->batch_size * 4;
+    size_t groups = 0;
     for (size_t i = 0; s == CT_OK; i++) {
         if (atomic_load(&p->t->cancel)) {
             s = ct_fail(CT_ERR_ABORTED, "cancelled");
@@ -685,7 +700,10 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
             ct_prep_item_free(it);
             break;
         }
-        if (g.segments >= want || g.bytes >= group_cap) s = group_run(p, &g);
+        if (g.segments >= ct_pipe_group_segments(p->batch_size, groups) || g.bytes >= group_cap) {
+            s = group_run(p, &g);
+            groups++;
+        }
     }
     if (s == CT_OK) s = group_run(p, &g);
     else group_clear(&g);

@@ -14,6 +14,7 @@
 
 #include "cohere_transcribe.h"
 #include "compute/cpu/cpu_state.h"
+#include "pipeline/pipeline_internal.h"
 #include "testutil.h"
 
 static ct_transcriber_options base_options(void) {
@@ -234,7 +235,7 @@ static void test_cancel_rolls_back(void **state) {
     snprintf(b, sizeof b, "%s/b.wav", in);
     snprintf(c, sizeof c, "%s/c.wav", in);
     ct_transcriber_options o = base_options();
-    o.batch_size = 1; /* one segment per group of four: several groups */
+    o.batch_size = 1; /* groups of 1, 2, 4 segments: several groups */
     o.vad = CT_VAD_MODE_NONE;
     o.max_dur = 30;
     symlink(CT_FIXTURE("audio/c1_en_us_3s.wav"), a);
@@ -264,6 +265,56 @@ static void test_cancel_rolls_back(void **state) {
     ct_run_free(run);
     ct_transcriber_free(t);
     ct_test_rmtree(dir);
+}
+
+typedef struct {
+    char seq[64]; /* B: an engine call; A: a file's ASR finished */
+    size_t n;
+} event_seq;
+
+static void on_event(const ct_progress *p, void *user) {
+    event_seq *e = user;
+    char c = p->stage == CT_PROGRESS_BATCH                               ? 'B'
+             : p->stage == CT_PROGRESS_ASR && p->current == p->total ? 'A'
+                                                                       : 0;
+    if (c && e->n + 1 < sizeof e->seq) e->seq[e->n++] = c;
+}
+
+/* Groups ramp up (ct_pipe_group_segments): the first closes at one batch of
+ * segments, so the device starts, and the first file's results arrive, as
+ * soon as one batch is prepared; then two batches, then four. With one
+ * segment per file and batch size 1 the groups are [a], [b c], [d]: each
+ * group's engine calls (B), then its files (A). Under a fixed four-batch
+ * rule all four files would form one group (BBBBAAAA). */
+static void test_groups_ramp_up(void **state) {
+    (void)state;
+    assert_int_equal(ct_pipe_group_segments(24, 0), 24);
+    assert_int_equal(ct_pipe_group_segments(24, 1), 48);
+    assert_int_equal(ct_pipe_group_segments(24, 2), 96);
+    assert_int_equal(ct_pipe_group_segments(24, 9), 96);
+    assert_int_equal(ct_pipe_group_segments(0, 0), 1);
+    ct_transcriber_options o = base_options();
+    o.publish = 0;
+    o.dtype = CT_PRECISION_FP32;
+    o.vad = CT_VAD_MODE_NONE;
+    o.max_dur = 30;
+    o.batch_size = 1;
+    o.adaptive_batch = 0;
+    o.benchmark_tokens_per_second = 3.3; /* one engine call per segment: no truncation retries */
+    ct_transcriber *t;
+    CT_ASSERT_OK(ct_transcriber_create(&o, &t));
+    event_seq e = {0};
+    ct_transcriber_set_progress(t, on_event, &e);
+    const char *paths[] = {CT_FIXTURE("audio/c1_en_us_3s.wav"), CT_FIXTURE("audio/c2_de_noise_6s.wav"),
+                           CT_FIXTURE("audio/c3_fr_ar_10s.wav"), CT_FIXTURE("audio/c0_tones_1s.wav")};
+    ct_run *run = NULL;
+    CT_ASSERT_OK(ct_transcriber_run(t, paths, 4, &run));
+    ct_run_stats st;
+    ct_run_get_stats(run, &st);
+    assert_int_equal(st.files_completed, 4);
+    assert_string_equal(e.seq, "BABBAABA");
+    ct_run_free(run);
+    ct_transcriber_free(t);
 }
 
 /* The engine's arenas are sized for the batch it is given: bf16 weights (the
@@ -301,6 +352,7 @@ int main(void) {
         cmocka_unit_test(test_lazy_model_and_input_errors),
         cmocka_unit_test(test_cancel_rolls_back),
         cmocka_unit_test(test_bf16_batches_fit_their_arenas),
+        cmocka_unit_test(test_groups_ramp_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

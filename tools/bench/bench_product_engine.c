@@ -24,6 +24,7 @@
 #include "asr/scheduler.h"
 #include "audio/audio.h"
 #include "core/fs.h"
+#include "pipeline/pipeline_internal.h"
 
 typedef struct {
     const float *pcm;
@@ -159,8 +160,9 @@ int main(int argc, char **argv) {
     json_t *conf = json_object_get(prof, "configuration");
     int max_new = (int)json_integer_value(json_object_get(conf, "max_new_tokens"));
     double rate = json_number_value(json_object_get(conf, "benchmark_tokens_per_second")); /* 0: not set */
-    /* transcriber.c's group rule: ≥ 4 batches of segments, or the PCM group
-     * cap (half the audio memory, at most 512 MiB, when preparation overlaps) */
+    /* transcriber.c's group rule: ct_pipe_group_segments (one batch of
+     * segments, then two, then four), or the PCM group cap (half the audio
+     * memory, at most 512 MiB, when preparation overlaps) */
     double mem_gb = json_number_value(json_object_get(conf, "audio_memory_gb"));
     uint64_t cap = mem_gb > 0 ? (uint64_t)floor(mem_gb * 1073741824.0) : 4ull << 30;
     int pipelined = json_is_true(json_object_get(conf, "pipeline_preparation")) && json_array_size(files) > 1;
@@ -216,8 +218,8 @@ int main(int argc, char **argv) {
     ct_breaker br;
     ct_breaker_init(&br);
     int unknown = 0;
-    size_t want = (size_t)batch * 4; /* transcriber.c: a group closes at 4 full batches of segments */
-    for (size_t g0 = 0; g0 < nf;) {
+    for (size_t g0 = 0, groups = 0; g0 < nf; groups++) {
+        size_t want = ct_pipe_group_segments(batch, groups);
         size_t g1 = g0, total = 0;
         uint64_t bytes = 0;
         while (g1 < nf && total < want && bytes < group_cap) {

@@ -27,7 +27,7 @@
 # transformers of /work/origenv): every part but the GPU and the build.
 # Environment: HOURS, RATE, BATCH (cuda 24, cpu 4), EXTRA_BATCHES (other --batch-size
 # runs after the main one, e.g. "128"), AB_BIN (a second product binary run
-# the same way, for an A/B in one call), MODEL, BIN, PB (build-pbench),
+# the same way, for an A/B in one call; AB_BATCHES its batch sizes), MODEL, BIN, PB (build-pbench),
 # ALIGN_WORD=1 (a --alignment word run too; ALIGN_EXTRA: its extra options),
 # WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
 # MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
@@ -108,8 +108,17 @@ run_product() {
   echo "${cmd[*]}" > "$work/product.cmd"
   local t0 t1 rc=0
   t0=$(date +%s.%N)
-  "${cmd[@]}" > "$work/product.log" 2>&1 || rc=$?
+  # product.tlog: the console's lines with seconds since the start (the
+  # console flushes each line; "ASR: S/S" closes a file's ASR), a timeline
+  # of when each file's ASR finished against the wall
+  "${cmd[@]}" 2>&1 | tee "$work/product.log" | python3 -u -c '
+import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    print(f"{time.time() - t0:8.3f} {line}", end="")' "$t0" > "$work/product.tlog" || rc=$?
   t1=$(date +%s.%N)
+  awk '/ASR: / { if (!f) f = $1; l = $1 } END { printf "timeline: first file ASR done %s s, last %s s, exit %.3f s\n", f, l, '"$t1 - $t0"' }' \
+    "$work/product.tlog" | tee -a "$work/product.time.txt" || true
   [ -n "$sampler" ] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
   printf 'product_exit %s\nproduct_start_unix %s\nproduct_end_unix %s\n' "$rc" "$t0" "$t1" > "$work/product.time"
   tail -4 "$work/product.log"
@@ -176,16 +185,19 @@ fi
 # AB_BIN: another cohere-transcribe binary (say, built from an earlier
 # commit) over the same corpus at batch $BATCH, after the runs above: an
 # A/B in one call, with its own engine-alone bound as a noise check
+# (AB_BATCHES: the batch sizes of the A/B runs, default $BATCH)
 if [ -n "${AB_BIN:-}" ]; then
-  wa="$WORK/ab"
-  rm -rf "$wa" && mkdir -p "$wa/plan"
-  cp "$WORK/manifest.json" "$WORK/corpus.log" "$wa/"
-  [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wa/"
-  run_product "$BATCH" "$wa" "$AB_BIN"
-  log "table, $AB_BIN"
-  python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab.txt"
+  for b in ${AB_BATCHES:-$BATCH}; do
+    wa="$WORK/ab$b"
+    rm -rf "$wa" && mkdir -p "$wa/plan"
+    cp "$WORK/manifest.json" "$WORK/corpus.log" "$wa/"
+    [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wa/"
+    run_product "$b" "$wa" "$AB_BIN"
+    log "table, $AB_BIN, batch $b"
+    python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab$b.txt"
+  done
 fi
-(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab/*.log ./ab/*.txt ./ab/*.json ./ab/*.time ./ab/*.csv ./word/*.log ./word/*.txt ./word/*.json ./word/*.time)
+(cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab*/*.log ./ab*/*.txt ./ab*/*.json ./ab*/*.time ./ab*/*.csv ./*.tlog ./*/*.tlog ./word/*.log ./word/*.txt ./word/*.json ./word/*.time)
 if [ "${PREP_AB:-0}" = 1 ]; then
   log "preparation alone: old (sinc, unsplit) vs new (fir, split), bench_prep --ab"
   ab_backend=$AUDIO_BACKEND

@@ -1,6 +1,7 @@
 /* prep.c — the preparation pool of prep.h: worker threads that claim files
  * in input order, reserve decoded-PCM memory in input order, decode and
- * segment, and post results into a ring that the consumer drains in order.
+ * segment, and post results into a ring that the consumer drains in order
+ * (or, with any_order, lowest ready file first).
  * The per-file steps are in prep_file.c. docs/PREP.md explains the design.
  *
  * All shared state is guarded by one mutex; workers wait on cv_work (a slot
@@ -39,7 +40,8 @@ struct ct_prep {
     size_t L;
     size_t next_claim;   /* the next file a worker takes */
     size_t next_admit;   /* the next file allowed to reserve memory (in order) */
-    size_t next_consume; /* the next file ct_prep_next returns */
+    size_t next_consume; /* the first file ct_prep_next has not returned */
+    unsigned char *consumed; /* per file: returned (any_order returns files after next_consume too) */
     uint64_t gen;        /* bumped when claims after a file are rewound */
     uint64_t held;       /* reservations of admitted decodes + posted PCM */
     int busy;            /* admitted, not yet posted (upgrade waiters excluded) */
@@ -192,13 +194,16 @@ static void *worker(void *arg) {
         if (cancelled(p) || p->next_claim >= p->n) break;
         size_t i = p->next_claim++;
         uint64_t g = p->gen;
+        /* any_order: a rewind (upgrade) re-claims files after i that the
+         * consumer may already hold; they only pass admission, in order */
+        int skip = p->consumed[i];
         note_peaks(p);
         pthread_mutex_unlock(&p->mu);
 
         /* the admit hook (prep.h) before anything opens the file: a file
          * it declines needs no estimate and no reservation */
-        int declined = p->o.admit && p->o.admit(p->o.admit_user, i);
-        uint64_t r = declined ? 0 : ct_prep_estimate_bytes(p->paths[i], cap);
+        int declined = !skip && p->o.admit && p->o.admit(p->o.admit_user, i);
+        uint64_t r = skip || declined ? 0 : ct_prep_estimate_bytes(p->paths[i], cap);
 
         /* Admission strictly in input order: everything holding memory is
          * then an earlier file, which is consumed or finishes without waiting
@@ -209,6 +214,11 @@ static void *worker(void *arg) {
             pthread_cond_wait(&p->cv_work, &p->mu);
         if (cancelled(p)) break;
         if (p->gen != g) continue; /* rewound: someone claims file i again */
+        if (skip) {
+            p->next_admit++;
+            pthread_cond_broadcast(&p->cv_work);
+            continue;
+        }
         p->next_admit++;
         p->held += r;
         p->busy++;
@@ -241,6 +251,7 @@ static void destroy(ct_prep *p) {
         for (size_t k = 0; k < p->L; k++) ct_prep_item_free(p->ring[k]);
     free(p->ring);
     free(p->ring_bytes);
+    free(p->consumed);
     if (p->paths)
         for (size_t k = 0; k < p->n; k++) free(p->paths[k]);
     free(p->paths);
@@ -291,7 +302,9 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
     p->ring = calloc(p->L, sizeof *p->ring);
     p->ring_bytes = calloc(p->L, sizeof *p->ring_bytes);
     p->threads = calloc((size_t)workers, sizeof *p->threads);
-    if (!p->paths || !p->ring || !p->ring_bytes || !p->threads) s = ct_fail(CT_ERR_OOM, "prep: out of memory");
+    p->consumed = calloc(n ? n : 1, 1);
+    if (!p->paths || !p->ring || !p->ring_bytes || !p->threads || !p->consumed)
+        s = ct_fail(CT_ERR_OOM, "prep: out of memory");
     for (size_t k = 0; k < n && s == CT_OK; k++)
         if (!(p->paths[k] = strdup(paths[k]))) s = ct_fail(CT_ERR_OOM, "prep: out of memory");
     if (s == CT_OK && o->vad.mode == CT_VAD_SILERO && n) {
@@ -346,12 +359,24 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
     return CT_OK;
 }
 
+/* The file ct_prep_next returns now, or n when none is ready: next_consume
+ * when posted; with any_order the lowest posted file of the window (files
+ * [next_consume, next_claim) occupy distinct ring slots, and a posted slot
+ * in the window is never a returned file). Called with mu held. */
+static size_t ready_file(const ct_prep *p) {
+    size_t end = p->o.any_order ? p->next_claim : p->next_consume + 1;
+    for (size_t i = p->next_consume; i < end && i < p->n; i++)
+        if (p->ring[i % p->L]) return i;
+    return p->n;
+}
+
 ct_status ct_prep_next(ct_prep *p, ct_prep_item **out) {
     if (!p || !out) return ct_fail(CT_ERR_INVALID_ARG, "ct_prep_next: NULL argument");
     *out = NULL;
     pthread_mutex_lock(&p->mu);
     double t0 = ct_now();
-    while (!cancelled(p) && p->next_consume < p->n && !p->ring[p->next_consume % p->L])
+    size_t i = p->n;
+    while (!cancelled(p) && p->next_consume < p->n && (i = ready_file(p)) == p->n)
         pthread_cond_wait(&p->cv_done, &p->mu);
     p->wait_s += ct_now() - t0;
     if (cancelled(p)) {
@@ -359,12 +384,13 @@ ct_status ct_prep_next(ct_prep *p, ct_prep_item **out) {
         return ct_fail(CT_ERR_ABORTED, "audio preparation cancelled");
     }
     if (p->next_consume < p->n) {
-        size_t slot = p->next_consume % p->L;
+        size_t slot = i % p->L;
         *out = p->ring[slot];
         p->ring[slot] = NULL;
         p->held -= p->ring_bytes[slot];
         p->ring_bytes[slot] = 0;
-        p->next_consume++;
+        p->consumed[i] = 1;
+        while (p->next_consume < p->n && p->consumed[p->next_consume]) p->next_consume++;
         pthread_cond_broadcast(&p->cv_work);
     }
     pthread_mutex_unlock(&p->mu);

@@ -63,6 +63,14 @@ typedef struct ct_prep_options {
      * spends a decode on a file (docs/DURABILITY.md §8). */
     int (*admit)(void *user, size_t index);
     void *admit_user;
+    /* 0: ct_prep_next returns files in input order. 1: it returns the
+     * lowest-numbered file that is ready, so a consumer that can go faster
+     * than one long file is prepared (a GPU) takes the short files behind
+     * it meanwhile. Claims, memory admission and the look-ahead window stay
+     * in input order (the window still ends L files after the first file
+     * not yet returned), so memory and the number of files held are bounded
+     * as before; only the order of the items changes. */
+    int any_order;
 } ct_prep_options;
 
 /* workers/lookahead automatic, 4 GiB, backend AUTO, no deadline, VAD
@@ -76,6 +84,13 @@ CT_NODISCARD ct_status ct_prep_check_options(const ct_prep_options *o);
 /* Automatic worker count for `cores` online cores: cores − 1 (one left for
  * the model's host thread or its BLAS threads), at least 1, at most 8. */
 int ct_prep_auto_workers(int cores);
+
+/* Automatic worker count when the consumer is a GPU: cores − 1, at least
+ * 1, without ct_prep_auto_workers' cap of 8. The GPU engine turns PCM into
+ * text at thousands × real time, faster than 8 cores decode and segment;
+ * with the cap, the product on a 16-core GPU machine waited on
+ * preparation for most of its run (docs/PERFORMANCE.md, issue 15). */
+int ct_prep_auto_gpu_workers(int cores);
 
 /* Automatic split-helper count for `cores` online cores: cores − 1, at
  * least 1. They sleep when no long file needs them. */
@@ -111,8 +126,9 @@ typedef struct ct_prep ct_prep;
 CT_NODISCARD ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_options *o,
                                       ct_prep **out);
 
-/* The next file in input order, blocking until it is ready. *out is NULL
- * after the last file (CT_OK). CT_ERR_ABORTED once cancelled. The consumer
+/* The next file in input order (any_order: the lowest-numbered ready
+ * file), blocking until it is ready. Every file is returned once. *out is
+ * NULL after the last file (CT_OK). CT_ERR_ABORTED once cancelled. The consumer
  * owns the item (ct_prep_item_free). One consumer thread only. */
 CT_NODISCARD ct_status ct_prep_next(ct_prep *p, ct_prep_item **out);
 

@@ -130,6 +130,14 @@ typedef enum ct_audio_decoder {
 /* How the libsndfile backend resamples (FFmpeg always uses libswresample):
  * auto is fir where the rate allows (every common rate), else sinc. */
 typedef enum ct_resampler_kind { CT_RESAMPLER_AUTO = 0, CT_RESAMPLER_FIR = 1, CT_RESAMPLER_SINC = 2 } ct_resampler_kind;
+/* In which order prepared files go through the model (ours; docs/PREP.md,
+ * "Feeding a GPU"). Results are finished, published and reported in input
+ * order either way. input: the model waits for each file in turn. ready: it
+ * takes files as preparation finishes them, so short files run while a long
+ * one is still being decoded; which files share a batch then depends on
+ * timing. auto: ready on cuda (input order with word alignment, which keeps
+ * each file's audio until it is published), input on the CPU. */
+typedef enum ct_file_order { CT_FILE_ORDER_AUTO = 0, CT_FILE_ORDER_INPUT = 1, CT_FILE_ORDER_READY = 2 } ct_file_order;
 typedef enum ct_existing { CT_EXISTING_ERROR = 0, CT_EXISTING_OVERWRITE = 1, CT_EXISTING_SKIP = 2 } ct_existing;
 typedef enum ct_alignment { CT_ALIGN_SEGMENT = 0, CT_ALIGN_WORD = 1, CT_ALIGN_NONE = 2 } ct_alignment;
 typedef enum ct_truncation { CT_TRUNCATION_RETRY = 0, CT_TRUNCATION_WARN = 1 } ct_truncation;
@@ -168,6 +176,7 @@ typedef struct ct_transcriber_options {
     double audio_memory_gb;       /* 4.0: decoded PCM cap per file / prepared group */
     int preprocess_workers;       /* 0: automatic */
     int pipeline_preparation;     /* 1 */
+    ct_file_order file_order;     /* auto */
     /* segmentation */
     ct_vad_policy vad;                /* silero */
     ct_vad_engine vad_engine;     /* auto */

@@ -244,6 +244,7 @@ static ct_status check_types(const ct_transcriber_options *o) {
         {"dtype", (int)o->dtype, 5, "auto, bf16, fp16, fp32"}, /* + int8, ours (not listed: the original's message) */
         {"audio_backend", (int)o->audio_backend, 5, "auto, ffmpeg, librosa, sndfile, torchcodec"},
         {"resampler", (int)o->resampler, 3, "auto, fir, sinc"},
+        {"file_order", (int)o->file_order, 3, "auto, input, ready"}, /* ours */
         {"vad", (int)o->vad, 3, "auditok, none, silero"},
         {"vad_engine", (int)o->vad_engine, 4, "auto, jit, onnx, torch"},
         {"truncation_policy", (int)o->truncation_policy, 2, "retry, warn"},

@@ -72,6 +72,7 @@ typedef struct ct_pipe {
     /* progress totals */
     int files_done, files_prepared;
     long long segments_done, segments_total, segments_live;
+    long long segments_asr; /* decoded, published or not (files wait for their turn: transcriber.c) */
     double audio_done;
     /* stage timings */
     double seconds_validation, seconds_prep_wait, seconds_asr_load, seconds_publication;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "align/align.h"
 #include "compute/cpu/cpu_state.h"
@@ -373,6 +374,21 @@ static ct_prep_options prep_options(const ct_pipe *p) {
     ct_prep_options po = ct_prep_default_options();
     po.workers = o->preprocess_workers;
     if (!o->pipeline_preparation) po.lookahead = 1;
+    /* For a GPU, preparation is the bottleneck (docs/PREP.md, "Feeding a
+     * GPU"): all the cores but one prepare, and by default the ASR loop
+     * takes the files as they are ready, not behind the longest one (the
+     * publisher keeps input order for everything a user sees). Word
+     * alignment keeps input order: it needs each file's audio until the
+     * file is published, which out of order would hold several files' PCM
+     * beyond the memory cap. On the CPU the model is the bottleneck, and
+     * input order keeps the batches the same from run to run. */
+    if (p->device == CT_DEVICE_CUDA && po.workers <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        po.workers = ct_prep_auto_gpu_workers(cores > 0 && cores < 4096 ? (int)cores : 1);
+    }
+    po.any_order = o->pipeline_preparation && (o->file_order == CT_FILE_ORDER_READY ||
+                                               (o->file_order == CT_FILE_ORDER_AUTO && p->device == CT_DEVICE_CUDA &&
+                                                ct_options_alignment(o) != CT_ALIGN_WORD));
     po.memory_cap_bytes = ct_pipe_memory_cap(o);
     po.backend = audio_backend(o->audio_backend);
     /* the two enums share their values (cohere_transcribe.h, audio/audio.h) */
@@ -495,7 +511,7 @@ static void group_clear(group *g) {
     g->bytes = 0;
 }
 
-/* Live totals for displays: rows decoded so far in the current group. */
+/* Live totals for displays: rows decoded so far, in any file. */
 static void on_batch(void *user, int rows) {
     ct_pipe *p = user;
     p->segments_live += rows;
@@ -505,7 +521,72 @@ static void on_batch(void *user, int rows) {
     p->segments_done = keep;
 }
 
-static ct_status group_run(ct_pipe *p, group *g) {
+/* Files leave ASR in the order their groups ran, which (with the pool's
+ * any_order) need not be input order; they are finished (records, words,
+ * cues, publication) and reported in input order, so the console, the
+ * progress events and the order of commits are those of an in-order run.
+ * A file's slot holds its prepared item and decoded segments from the end
+ * of its group's ASR until every earlier file is finished. The pool's
+ * look-ahead window bounds how many files can wait here (prep.h). */
+typedef struct {
+    ct_prep_item *it; /* WAITING: its item, NULL once finished */
+    size_t fi;        /* run index */
+    ct_asr_seg *segs; /* it->vad.n_segments results */
+    enum { SLOT_OPEN, SLOT_WAITING, SLOT_DONE } state;
+} pub_slot;
+
+typedef struct {
+    pub_slot *slot; /* by position in todo (ct_prep_item.index) */
+    size_t n, next; /* the first position not yet finished */
+} publisher;
+
+static void slot_free(pub_slot *sl) {
+    if (sl->segs && sl->it)
+        for (size_t j = 0; j < sl->it->vad.n_segments; j++) ct_asr_seg_clear(&sl->segs[j]);
+    free(sl->segs);
+    ct_prep_item_free(sl->it);
+    sl->segs = NULL;
+    sl->it = NULL;
+}
+
+static void publisher_free(publisher *pb) {
+    for (size_t i = 0; pb->slot && i < pb->n; i++) slot_free(&pb->slot[i]);
+    free(pb->slot);
+}
+
+/* Finish the waiting files from pb->next on, in input order, up to the
+ * first one whose ASR has not run. */
+static ct_status publish_ready(ct_pipe *p, publisher *pb) {
+    for (; pb->next < pb->n && pb->slot[pb->next].state != SLOT_OPEN; pb->next++) {
+        pub_slot *sl = &pb->slot[pb->next];
+        if (sl->state == SLOT_DONE) continue; /* skipped or resumed when it was claimed */
+        ct_prep_item *it = sl->it;
+        size_t fi = sl->fi;
+        if (it->status != CT_OK) {
+            ct_pipe_fail_file(p, fi, it->status, it->error);
+        } else {
+            if (it->vad.n_segments) /* a file without speech reports 0/0 once */
+                ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, 0, (long long)it->vad.n_segments);
+            p->segments_done += (long long)it->vad.n_segments;
+            ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, (long long)it->vad.n_segments,
+                             (long long)it->vad.n_segments);
+            if (atomic_load(&p->t->cancel)) return ct_fail(CT_ERR_ABORTED, "cancelled");
+            ct_status r = finish_file(p, fi, it, sl->segs);
+            if (r == CT_ERR_ABORTED) return r;
+        }
+        slot_free(sl);
+        sl->state = SLOT_DONE;
+        p->files_done++;
+        ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
+                         (long long)p->run->n_files);
+    }
+    return CT_OK;
+}
+
+/* ASR over the group's segments; its files then wait in pb for their turn
+ * (publish_ready). A stopping failure (the breaker) fails the files
+ * through their segments' statuses. */
+static ct_status group_run(ct_pipe *p, group *g, publisher *pb) {
     if (!g->n) return CT_OK;
     size_t total = 0;
     for (size_t i = 0; i < g->n; i++)
@@ -530,44 +611,36 @@ static ct_status group_run(ct_pipe *p, group *g) {
         .stop_repetition_loops = p->t->o.stop_repetition_loops, .punctuation = p->t->o.punctuation,
         .dither = 1, .benchmark_tokens_per_second = p->t->o.benchmark_tokens_per_second,
         .cancel = &p->t->cancel, .on_batch = on_batch, .user = p};
-    p->segments_live = p->segments_done;
     ct_status s = total ? ct_asr_run(p->t->asr, &p->t->breaker, segs, total, &ro, &p->asr_stats) : CT_OK;
+    p->segments_asr += (long long)total;
+    p->segments_live = p->segments_asr;
     if (s == CT_ERR_ABORTED) goto done;
-    /* per file: publish what decoded; a stopping failure (breaker) fails the
-     * files through their segments' statuses */
     k = 0;
-    for (size_t i = 0; i < g->n; i++) {
+    for (size_t i = 0; i < g->n && s != CT_ERR_OOM; i++) {
         ct_prep_item *it = g->items[i];
-        size_t fi = g->file[i];
-        if (it->status != CT_OK) {
-            ct_pipe_fail_file(p, fi, it->status, it->error);
-        } else {
-            if (it->vad.n_segments) /* a file without speech reports 0/0 once */
-                ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, 0, (long long)it->vad.n_segments);
-            p->segments_done += (long long)it->vad.n_segments;
-            ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, (long long)it->vad.n_segments,
-                             (long long)it->vad.n_segments);
-            if (atomic_load(&p->t->cancel)) {
-                s = ct_fail(CT_ERR_ABORTED, "cancelled");
-                goto done;
-            }
-            ct_status r = finish_file(p, fi, it, segs + k);
-            k += it->vad.n_segments;
-            if (r == CT_ERR_ABORTED) {
-                s = r;
-                goto done;
-            }
+        pub_slot *sl = &pb->slot[it->index];
+        size_t m = it->status == CT_OK ? it->vad.n_segments : 0;
+        sl->segs = calloc(m ? m : 1, sizeof *sl->segs);
+        if (!sl->segs) {
+            s = ct_fail(CT_ERR_OOM, "asr: results of %zu segments", m);
+            break;
         }
-        p->files_done++;
-        ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
-                         (long long)p->run->n_files);
+        memcpy(sl->segs, segs + k, m * sizeof *segs); /* the texts move with them */
+        memset(segs + k, 0, m * sizeof *segs);
+        k += m;
+        sl->it = it;
+        sl->fi = g->file[i];
+        sl->state = SLOT_WAITING;
+        g->items[i] = NULL;
     }
     if (s == CT_ERR_DEVICE) s = CT_OK; /* recorded per file; the breaker fails later groups fast */
 done:
     for (size_t i = 0; i < total; i++) ct_asr_seg_clear(&segs[i]);
     free(segs);
     group_clear(g);
-    return s;
+    if (s == CT_ERR_ABORTED || s == CT_ERR_OOM) return s;
+    ct_status r = publish_ready(p, pb); /* the parked files, also when s is a stopping failure */
+    return s != CT_OK ? s : r;
 }
 
 static ct_status group_add(ct_pipe *p, group *g, ct_prep_item *it, size_t fi) {
@@ -658,6 +731,8 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     }
     group g = {0};
     size_t groups = 0;
+    publisher pb = {.slot = calloc(n, sizeof(pub_slot)), .n = n};
+    if (!pb.slot) s = ct_fail(CT_ERR_OOM, "publisher");
     for (size_t i = 0; s == CT_OK; i++) {
         if (atomic_load(&p->t->cancel)) {
             s = ct_fail(CT_ERR_ABORTED, "cancelled");
@@ -672,11 +747,14 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
         ct_pipe_action a = CT_PIPE_PROCESS;
         s = ct_pipe_claim(p, fi, &a); /* the set's lock, held until it is published or failed */
         if (s == CT_OK && a != CT_PIPE_PROCESS) {
+            size_t at = it->index;
             ct_prep_item_free(it);
             if (a == CT_PIPE_RESUME) s = ct_pipe_resume_file(p, fi);
             p->files_done++;
             ct_pipe_progress(p, CT_PROGRESS_FILES, NULL, p->run->files[fi].path, p->files_done,
                              (long long)p->run->n_files);
+            pb.slot[at].state = SLOT_DONE;
+            if (s == CT_OK) s = publish_ready(p, &pb); /* it may have been the one the others waited for */
             continue;
         }
         if (s == CT_OK && it->not_admitted) {
@@ -701,12 +779,14 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
             break;
         }
         if (g.segments >= ct_pipe_group_segments(p->batch_size, groups) || g.bytes >= group_cap) {
-            s = group_run(p, &g);
+            s = group_run(p, &g, &pb);
             groups++;
         }
     }
-    if (s == CT_OK) s = group_run(p, &g);
+    if (s == CT_OK) s = group_run(p, &g, &pb);
     else group_clear(&g);
+    if (s == CT_OK && pb.next < pb.n) s = ct_fail(CT_ERR_INTERNAL, "transcriber: file %zu never left preparation", pb.next);
+    publisher_free(&pb);
     free(g.items);
     free(g.file);
     ct_prep_get_stats(prep, &ps);

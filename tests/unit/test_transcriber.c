@@ -317,6 +317,69 @@ static void test_groups_ramp_up(void **state) {
     ct_transcriber_free(t);
 }
 
+typedef struct {
+    const char *asr_paths[8]; /* files whose ASR was reported, in report order */
+    int n_asr, batches_before_first; /* engine calls before the first file was reported */
+} order_log;
+
+static void on_order(const ct_progress *p, void *user) {
+    order_log *l = user;
+    if (p->stage == CT_PROGRESS_BATCH && !l->n_asr) l->batches_before_first++;
+    if (p->stage == CT_PROGRESS_ASR && p->current == p->total && l->n_asr < 8) l->asr_paths[l->n_asr++] = p->path;
+}
+
+/* file_order ready (the default on cuda) on the CPU: the model takes files
+ * as the pool prepares them, so short files go through ASR while the first
+ * (34 s, several Silero segments, two workers) is still being prepared;
+ * files are still finished and reported in input order, with the texts of
+ * an input-order run (batch size 1: every segment decodes alone, so the
+ * order cannot change a row). Retried until a run shows files decoded
+ * before the first was reported (a loaded machine may prepare in order). */
+static void test_ready_order_publishes_in_input_order(void **state) {
+    (void)state;
+    const char *paths[] = {CT_FIXTURE("audio/c5_es_en_34s.wav"), CT_FIXTURE("audio/c0_tones_1s.wav"),
+                           CT_FIXTURE("audio/c1_en_us_3s.wav"), CT_FIXTURE("audio/c2_de_noise_6s.wav"),
+                           CT_FIXTURE("audio/c3_fr_ar_10s.wav")};
+    enum { N = 5 };
+    ct_transcriber_options o = base_options();
+    o.publish = 0;
+    o.dtype = CT_PRECISION_FP32;
+    o.batch_size = 1;
+    o.benchmark_tokens_per_second = 3.3; /* one engine call per segment: no truncation retries */
+    o.preprocess_workers = 2;
+    o.file_order = CT_FILE_ORDER_INPUT;
+    ct_transcriber *t;
+    CT_ASSERT_OK(ct_transcriber_create(&o, &t));
+    ct_run *ref = NULL;
+    CT_ASSERT_OK(ct_transcriber_run(t, paths, N, &ref));
+    ct_transcriber_free(t);
+    int segs0 = (int)ct_file_segment_count(ct_run_file(ref, 0));
+    assert_true(segs0 >= 2);
+    int passed = 0;
+    for (int attempt = 0; attempt < 5 && !passed; attempt++) {
+        o.file_order = CT_FILE_ORDER_READY;
+        CT_ASSERT_OK(ct_transcriber_create(&o, &t));
+        order_log l = {0};
+        ct_transcriber_set_progress(t, on_order, &l);
+        ct_run *run = NULL;
+        CT_ASSERT_OK(ct_transcriber_run(t, paths, N, &run));
+        assert_int_equal(l.n_asr, N);
+        for (int i = 0; i < N; i++) assert_string_equal(l.asr_paths[i], paths[i]);
+        for (size_t i = 0; i < N; i++) {
+            const ct_file_result *a = ct_run_file(run, i), *b = ct_run_file(ref, i);
+            assert_int_equal(ct_file_get_status(a), CT_FILE_COMPLETED);
+            assert_int_equal(ct_file_segment_count(a), ct_file_segment_count(b));
+            for (size_t k = 0; k < ct_file_segment_count(a); k++)
+                assert_string_equal(ct_file_segment(a, k).text, ct_file_segment(b, k).text);
+        }
+        passed = l.batches_before_first > segs0;
+        ct_run_free(run);
+        ct_transcriber_free(t);
+    }
+    ct_run_free(ref);
+    if (!passed) fail_msg("no run decoded a later file before the first was reported");
+}
+
 /* The engine's arenas are sized for the batch it is given: bf16 weights (the
  * CPU widens them per 64-row tile in the workspace) at 10 rows ran out of
  * workspace in the decoder's first step (an undercount of its activations)
@@ -353,6 +416,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_rolls_back),
         cmocka_unit_test(test_bf16_batches_fit_their_arenas),
         cmocka_unit_test(test_groups_ramp_up),
+        cmocka_unit_test(test_ready_order_publishes_in_input_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

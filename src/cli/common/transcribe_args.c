@@ -35,6 +35,8 @@ static const ct_arg_choice AUDIO_BACKEND[] = {{"auto", CT_AUDIO_AUTO, 0},
                                               {"ffmpeg", CT_AUDIO_FFMPEG, 0},
                                               {"librosa", CT_AUDIO_LIBROSA, 0},
                                               {"sndfile", CT_AUDIO_SNDFILE, 0}};
+static const ct_arg_choice FILE_ORDER[] = {
+    {"auto", CT_FILE_ORDER_AUTO, 0}, {"input", CT_FILE_ORDER_INPUT, 0}, {"ready", CT_FILE_ORDER_READY, 0}};
 static const ct_arg_choice RESAMPLER[] = {
     {"auto", CT_RESAMPLER_AUTO, 0}, {"fir", CT_RESAMPLER_FIR, 0}, {"sinc", CT_RESAMPLER_SINC, 0}};
 static const ct_arg_choice VAD[] = {
@@ -104,6 +106,9 @@ static const ct_arg_option OPTIONS[] = {
          pipeline_preparation, 1, "on", 0),
     FLAG("--no-pipeline-preparation", "Disable preparation/ASR overlap.", NULL, pipeline_preparation, 0,
          NULL, 0),
+    CHO_ADD("--file-order", "ORDER",
+            "Files into the model: input order, or ready (as prepared; auto: ready on cuda).",
+            NULL, file_order, FILE_ORDER, "auto"),
 
     CHO("--vad", "MODE", "Segmentation policy.", G_VAD, vad, VAD, "silero"),
     CHO("--vad-engine", "ENGINE", "Silero runtime.", G_VAD, vad_engine, VAD_ENGINE, "auto"),
@@ -261,6 +266,9 @@ char *ct_cli_options_json(const ct_transcriber_options *o, const char *const *pa
     json_object_set_new(j, "audio_memory_gb", real(o->audio_memory_gb));
     json_object_set_new(j, "preprocess_workers", json_integer(o->preprocess_workers));
     json_object_set_new(j, "pipeline_preparation", json_boolean(o->pipeline_preparation));
+    json_object_set_new(j, "file_order", json_string(o->file_order == CT_FILE_ORDER_READY   ? "ready"
+                                                     : o->file_order == CT_FILE_ORDER_INPUT ? "input"
+                                                                                            : "auto"));
     json_object_set_new(j, "vad", json_string(ct_opt_vad_name(o->vad)));
     json_object_set_new(j, "vad_engine", json_string(ct_opt_vad_engine_name(o->vad_engine)));
     json_object_set_new(j, "vad_weights", str_or_null(o->vad_weights));

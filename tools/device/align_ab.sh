@@ -43,6 +43,10 @@ for v in new base new; do
   el "bench $v"
   if [ $v = new ]; then run build-gpu/bin new; else run "$BASE/build-gpu/bin" base; fi
 done
+el "transformers"
+timeout 200 python3 tools/device/tf_align.py --model /tmp/mms300m --parity /tmp/align_pcm.f32 \
+  --clips ${ALIGN_CLIPS:-10,70,35} --ours /tmp/align_em.f32 --bench "$BATCHES" --reps 3 2>&1 | grep -v -i warn |
+  tee "$OUTDIR/align-tf.jsonl" | tail -12
 for v in new base; do
   el "profile $v"
   d=build-gpu/bin; [ $v = base ] && d=$BASE/build-gpu/bin
@@ -50,10 +54,6 @@ for v in new base; do
     --reps 2 --profile-ops > "$OUTDIR/profile-$v.jsonl" 2>&1
   grep -E "emissions" "$OUTDIR/profile-$v.jsonl" | tail -1
 done
-el "transformers"
-timeout 200 python3 tools/device/tf_align.py --model /tmp/mms300m --parity /tmp/align_pcm.f32 \
-  --clips ${ALIGN_CLIPS:-10,70,35} --ours /tmp/align_em.f32 --bench "$BATCHES" --reps 3 2>&1 | grep -v -i warn |
-  tee "$OUTDIR/align-tf.jsonl" | tail -12
 el memcheck
 (cd build-gpu && CT_REQUIRE_GPU=1 timeout ${MEMCHECK_TIMEOUT:-90} compute-sanitizer --tool memcheck --print-limit 20 \
   --error-exitcode 9 ./tests/test_cuda_w2v2_ops) > "$OUTDIR/memcheck.log" 2>&1

@@ -284,6 +284,7 @@ ct_status ct_w2v2_open(const char *dir, ct_backend *be, const ct_w2v2_options *o
     ct_w2v2 *m = calloc(1, sizeof *m);
     if (!m) return ct_fail(CT_ERR_OOM, "aligner");
     m->be = be;
+    m->device_reserve = opts->device_reserve_bytes;
     /* bf16 matrices ask for bf16 attention products too (same precision
      * class); f16 and f32 keep float32 attention */
     m->attn_dtype = opts->weight_dtype == CT_DTYPE_BF16 ? CT_DTYPE_BF16 : CT_DTYPE_F32;

@@ -27,6 +27,12 @@ typedef struct ct_w2v2 ct_w2v2;
 
 typedef struct ct_w2v2_options {
     ct_dtype weight_dtype; /* matrices: F32 (default) or BF16/F16 where the backend takes them */
+    /* On a device backend, the device memory a window batch leaves free for
+     * the rest of the process (the ASR model's next batch on the same GPU):
+     * ct_w2v2_emissions takes fewer windows a batch when the forward's
+     * buffers would not fit in the free memory less this. 0: an eighth of
+     * the device's memory. */
+    size_t device_reserve_bytes;
 } ct_w2v2_options;
 ct_w2v2_options ct_w2v2_default_options(void);
 
@@ -42,6 +48,10 @@ const ct_w2v2_config *ct_w2v2_get_config(const ct_w2v2 *m);
 /* Logits of nb input rows of n samples each (host memory): logits (nb, *frames,
  * vocab) host, malloc'd. CT_ERR_OOM when the batch does not fit. */
 ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames);
+
+/* Bytes of the forward's buffers (device memory on a device backend) for
+ * nb rows of n samples; 0 when n gives no frames. */
+size_t ct_w2v2_forward_bytes(const ct_w2v2 *m, int nb, size_t n);
 
 /* Geometry of the 0.1.0 windows. */
 #define CT_ALIGN_SR 16000

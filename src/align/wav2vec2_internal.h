@@ -26,7 +26,15 @@ struct ct_w2v2 {
     void *fwd;           /* the forward's buffers kept on a device backend (wav2vec2_run.c), or NULL */
     int fwd_nb;          /* ... for up to fwd_nb rows */
     size_t fwd_n;        /* ... of fwd_n samples */
+    size_t device_reserve; /* ct_w2v2_options.device_reserve_bytes */
 };
+
+/* The window batch (≤ want) whose forward buffers fit in the device's free
+ * memory, counting the kept buffers as free, less the reserve (0: an
+ * eighth of the device's memory); want itself on a backend without a
+ * stream (the CPU) or without memory_info. At least 1: the OOM halving
+ * stays behind it. */
+int ct_w2v2_budget_batch(ct_w2v2 *m, int want, size_t n);
 
 /* Free the kept forward buffers (wav2vec2_run.c). */
 void ct_w2v2_release_buffers(ct_w2v2 *m);

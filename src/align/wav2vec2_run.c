@@ -27,10 +27,6 @@ static void free_bufs(ct_backend *be, fwd_bufs *f) {
     ct_backend_arena_free(be, &f->ws);
 }
 
-static ct_status alloc_b(ct_backend *be, void **p, size_t n, ct_dtype t) {
-    return be->ops->alloc(be, (n ? n : 1) * ct_dtype_size(t), p);
-}
-
 /* Frames after the conv stack for n input samples (0 when too short). */
 static int frames_after_convs(const ct_w2v2_config *c, size_t n, size_t *max_conv_elems) {
     size_t t = n, mx = 0;
@@ -43,24 +39,14 @@ static int frames_after_convs(const ct_w2v2_config *c, size_t n, size_t *max_con
     return t > (size_t)(1 << 30) ? 0 : (int)t;
 }
 
-/* The forward pass's buffers for nb rows of n samples. A device backend
- * keeps them between calls (cudaMalloc and cudaFree of ~20 GB per batch of
- * 64 windows cost more than some of the ops) while the row length is the
- * same and nb fits; ct_w2v2_release_buffers drops them (after an
- * out-of-memory, and in ct_w2v2_free). The CPU allocates per call, as
- * before. */
-static ct_status fwd_buffers(ct_w2v2 *m, int nb, size_t n, int T, size_t conv_max, fwd_bufs *f) {
-    ct_backend *be = m->be;
-    const ct_w2v2_config *c = &m->cfg;
-    const ct_dtype A = ct_backend_act_dtype(be), F32 = CT_DTYPE_F32;
-    const int act_f32 = A == F32, H = c->hidden, Dh = H / c->heads;
-    if (m->fwd && m->fwd_nb >= nb && m->fwd_n == n) {
-        *f = *(fwd_bufs *)m->fwd;
-        return CT_OK;
-    }
-    ct_w2v2_release_buffers(m);
-    const size_t M = (size_t)nb * T;
-    memset(f, 0, sizeof *f);
+/* The forward pass's buffer sizes in bytes for nb rows of n samples (T
+ * frames, conv_max elements of the largest conv output per row), in the
+ * order of fwd_bufs' pointers (0: not needed), and the workspace's. */
+enum { FWD_NBUF = 13 };
+static void fwd_sizes(const ct_w2v2_config *c, ct_dtype A, int nb, size_t n, int T, size_t conv_max,
+                      size_t bytes[FWD_NBUF], size_t *ws_bytes) {
+    const int act_f32 = A == CT_DTYPE_F32, H = c->hidden, Dh = H / c->heads;
+    const size_t M = (size_t)nb * T, sa = ct_dtype_size(A), sf = sizeof(float);
     /* scratch: the conv im2col tile (+ a widened weight), one T×T score
      * matrix, or the bf16 attention's packed head and 512-row blocks */
     size_t ws_floats = (size_t)T * T + (size_t)T;
@@ -71,21 +57,57 @@ static ct_status fwd_buffers(ct_w2v2 *m, int nb, size_t n, int T, size_t conv_ma
         size_t need = 2048 * ck + ck * (size_t)c->conv_dim[i]; /* cpu_wav2vec2.c CT_CONV_ROWS */
         if (need > ws_floats) ws_floats = need;
     }
-    size_t wide = (size_t)(c->ffn > H ? c->ffn : H);
-    ct_status s = alloc_b(be, &f->x, (size_t)nb * n, F32);
-    if (s == CT_OK) s = alloc_b(be, &f->a, (size_t)nb * conv_max, A);
-    if (s == CT_OK) s = alloc_b(be, &f->b, (size_t)nb * conv_max, A);
-    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->cf, (size_t)nb * conv_max, F32);
-    if (s == CT_OK) s = alloc_b(be, &f->h, M * H, F32);
-    if (s == CT_OK && !act_f32) s = alloc_b(be, &f->hx, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->ln, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->q, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->k, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->v, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->att, M * H, A);
-    if (s == CT_OK) s = alloc_b(be, &f->ff, M * wide, A);
-    if (s == CT_OK) s = alloc_b(be, &f->logits, M * (size_t)c->vocab, F32);
-    if (s == CT_OK) s = ct_backend_arena_create(be, ws_floats * sizeof(float) + 4096, &f->ws);
+    const size_t wide = (size_t)(c->ffn > H ? c->ffn : H), conv = (size_t)nb * conv_max;
+    const size_t sz[FWD_NBUF] = {
+        (size_t)nb * n * sf,       /* x: the input rows */
+        conv * sa,                 /* a, b: the conv outputs in turn */
+        conv * sa,                 /* */
+        act_f32 ? 0 : conv * sf,   /* cf: a GEMM conv's float32 sums */
+        M * H * sf,                /* h: the residual stream */
+        act_f32 ? 0 : M * H * sa,  /* hx: h in the activation type */
+        M * H * sa,                /* ln, q, k, v, att */
+        M * H * sa,                /* */
+        M * H * sa,                /* */
+        M * H * sa,                /* */
+        M * H * sa,                /* */
+        M * wide * sa,             /* ff */
+        M * (size_t)c->vocab * sf, /* logits */
+    };
+    memcpy(bytes, sz, sizeof sz);
+    *ws_bytes = ws_floats * sizeof(float) + 4096;
+}
+
+size_t ct_w2v2_forward_bytes(const ct_w2v2 *m, int nb, size_t n) {
+    size_t conv_max = 0, bytes[FWD_NBUF], ws = 0, sum = 0;
+    const int T = frames_after_convs(&m->cfg, n, &conv_max);
+    if (nb <= 0 || T <= 0) return 0;
+    fwd_sizes(&m->cfg, ct_backend_act_dtype(m->be), nb, n, T, conv_max, bytes, &ws);
+    for (int i = 0; i < FWD_NBUF; i++) sum += bytes[i];
+    return sum + ws;
+}
+
+/* The forward pass's buffers for nb rows of n samples. A device backend
+ * keeps them between calls (cudaMalloc and cudaFree of ~20 GB per batch of
+ * 64 windows cost more than some of the ops) while the row length is the
+ * same and nb fits; ct_w2v2_release_buffers drops them (after an
+ * out-of-memory, and in ct_w2v2_free). The CPU allocates per call, as
+ * before. */
+static ct_status fwd_buffers(ct_w2v2 *m, int nb, size_t n, int T, size_t conv_max, fwd_bufs *f) {
+    ct_backend *be = m->be;
+    if (m->fwd && m->fwd_nb >= nb && m->fwd_n == n) {
+        *f = *(fwd_bufs *)m->fwd;
+        return CT_OK;
+    }
+    ct_w2v2_release_buffers(m);
+    memset(f, 0, sizeof *f);
+    size_t bytes[FWD_NBUF], ws_bytes = 0;
+    fwd_sizes(&m->cfg, ct_backend_act_dtype(be), nb, n, T, conv_max, bytes, &ws_bytes);
+    void **slot[FWD_NBUF] = {&f->x, &f->a, &f->b, &f->cf, &f->h, &f->hx, &f->ln,
+                             &f->q, &f->k, &f->v, &f->att, &f->ff, &f->logits};
+    ct_status s = CT_OK;
+    for (int i = 0; i < FWD_NBUF && s == CT_OK; i++)
+        if (bytes[i]) s = be->ops->alloc(be, bytes[i], slot[i]);
+    if (s == CT_OK) s = ct_backend_arena_create(be, ws_bytes, &f->ws);
     if (s != CT_OK) {
         free_bufs(be, f);
         memset(f, 0, sizeof *f);
@@ -109,7 +131,40 @@ void ct_w2v2_release_buffers(ct_w2v2 *m) {
     m->fwd_nb = 0, m->fwd_n = 0;
 }
 
-ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
+/* The forward's input: nb rows of n samples built on the host (rows), or
+ * the windows first, first + 1, ... of a file's pcm_n samples, each cut
+ * straight from pcm into its row of the device buffer (zeros where the
+ * window reaches past the file). The second spares the host a window
+ * buffer of nb · 2.2 MB (at 64 windows 139 MB, whose fresh pages and
+ * copy cost as much as several of the GPU's layers) and uploads each
+ * sample once per window, as the first did. */
+typedef struct fwd_src {
+    const float *rows, *pcm;
+    size_t pcm_n, first;
+} fwd_src;
+
+static ct_status upload_input(ct_backend *be, float *x, const fwd_src *src, int nb, size_t n) {
+    const ct_backend_ops *o = be->ops;
+    if (src->rows) return o->to_device(be, x, src->rows, (size_t)nb * n * sizeof *x);
+    ct_status s = CT_OK;
+    for (int r = 0; r < nb && s == CT_OK; r++) {
+        float *row = x + (size_t)r * n;
+        long long req0 = (long long)(src->first + (size_t)r) * CT_ALIGN_WINDOW - CT_ALIGN_CONTEXT;
+        long long s0 = req0 > 0 ? req0 : 0, s1 = req0 + (long long)n;
+        if (s1 > (long long)src->pcm_n) s1 = (long long)src->pcm_n;
+        if (s1 <= s0) { /* a window past the file: all zeros */
+            s = o->zero(be, row, n * sizeof *row);
+            continue;
+        }
+        const size_t head = (size_t)(s0 - req0), len = (size_t)(s1 - s0), tail = n - head - len;
+        if (head) s = o->zero(be, row, head * sizeof *row);
+        if (s == CT_OK && tail) s = o->zero(be, row + head + len, tail * sizeof *row);
+        if (s == CT_OK) s = o->to_device(be, row + head, src->pcm + s0, len * sizeof *row);
+    }
+    return s;
+}
+
+static ct_status forward(ct_w2v2 *m, const fwd_src *src, int nb, size_t n, float **logits, int *frames) {
     *logits = NULL;
     *frames = 0;
     ct_backend *be = m->be;
@@ -124,7 +179,7 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     const size_t M = (size_t)nb * T;
     fwd_bufs f = {0};
     ct_status s = fwd_buffers(m, nb, n, T, conv_max, &f);
-    if (s == CT_OK) s = o->to_device(be, f.x, pcm, (size_t)nb * n * sizeof(float));
+    if (s == CT_OK) s = upload_input(be, (float *)f.x, src, nb, n);
     const ct_buf h = ct_buf_make(f.h, F32), hx = act_f32 ? h : ct_buf_make(f.hx, A), ln = ct_buf_make(f.ln, A);
     const ct_buf q = ct_buf_make(f.q, A), k = ct_buf_make(f.k, A), v = ct_buf_make(f.v, A);
     const ct_buf att = ct_buf_make(f.att, A), ff = ct_buf_make(f.ff, A), lg = ct_buf_make(f.logits, F32);
@@ -191,6 +246,11 @@ ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float 
     return CT_OK;
 }
 
+ct_status ct_w2v2_forward(ct_w2v2 *m, const float *pcm, int nb, size_t n, float **logits, int *frames) {
+    const fwd_src src = {pcm, NULL, 0, 0};
+    return forward(m, &src, nb, n, logits, frames);
+}
+
 void ct_w2v2_window_batch(float *rows, const float *pcm, size_t n, int first, int count) {
     const size_t in = CT_ALIGN_WINDOW + 2 * CT_ALIGN_CONTEXT;
     memset(rows, 0, (size_t)count * in * sizeof *rows);
@@ -214,6 +274,20 @@ static void log_softmax_row(float *y, const float *x, int n) {
     for (int j = 0; j < n; j++) y[j] = x[j] - mx - lse;
 }
 
+int ct_w2v2_budget_batch(ct_w2v2 *m, int want, size_t n) {
+    ct_backend *be = m->be;
+    size_t free_b = 0, total_b = 0;
+    if (want <= 1 || !be->ops->stream(be) || !be->ops->memory_info) return want;
+    if (be->ops->memory_info(be, &free_b, &total_b) != CT_OK) return want; /* unknown: the OOM halving decides */
+    /* the kept buffers count as free to this model: they are reused or replaced */
+    const size_t kept = m->fwd ? ct_w2v2_forward_bytes(m, m->fwd_nb, m->fwd_n) : 0;
+    const size_t reserve = m->device_reserve ? m->device_reserve : total_b / 8;
+    const size_t avail = free_b + kept > reserve ? free_b + kept - reserve : 0;
+    int nb = want;
+    while (nb > 1 && ct_w2v2_forward_bytes(m, nb, n) > avail) nb--;
+    return nb;
+}
+
 ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_size, float **out, int *frames,
                             int *classes, double *stride_ms) {
     *out = NULL;
@@ -234,20 +308,16 @@ ct_status ct_w2v2_emissions(ct_w2v2 *m, const float *pcm, size_t n, int batch_si
     if (!em) return ct_fail(CT_ERR_OOM, "aligner: emissions of %zu frames", total);
     int cur = batch_size < 1 ? 1 : batch_size;
     if (m->batch_cap > 0 && m->batch_cap < cur) cur = m->batch_cap;
+    if ((size_t)cur > windows) cur = (int)windows;
+    cur = ct_w2v2_budget_batch(m, cur, in); /* the device's free memory, less the reserve */
     size_t first = 0, wrote = 0;
     ct_status s = CT_OK;
     while (first < windows && s == CT_OK) {
         int count = (int)(windows - first < (size_t)cur ? windows - first : (size_t)cur);
-        float *rows = malloc((size_t)count * in * sizeof *rows);
-        if (!rows) {
-            s = ct_fail(CT_ERR_OOM, "aligner: %d windows", count);
-            break;
-        }
-        ct_w2v2_window_batch(rows, pcm, n, (int)first, count);
+        const fwd_src src = {NULL, pcm, n, first}; /* the windows of ct_w2v2_window_batch, cut on upload */
         float *logits = NULL;
         int T = 0;
-        s = ct_w2v2_forward(m, rows, count, in, &logits, &T);
-        free(rows);
+        s = forward(m, &src, count, in, &logits, &T);
         if (s == CT_ERR_OOM && cur > 1) {
             cur = cur / 2;
             m->batch_cap = cur;

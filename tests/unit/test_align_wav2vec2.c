@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "align/wav2vec2.h"
+#include "align/wav2vec2_internal.h"
 #include "compute/cpu/cpu_attn_bf16.h"
 #include "compute/cpu/cpu_state.h"
 #include "compute/ref/ops_ref.h"
@@ -222,6 +223,83 @@ static void padded_batch(const char *backend, int b_first) {
     free(b);
     ct_w2v2_free(m);
     free_ref(&r);
+    ct_backend_free(be);
+}
+
+/* ---- the window batch on a device: budgeted by the free memory ---------------- */
+/* The cpu table posing as a device: a stream (so the forward's buffers are
+ * kept, as on cuda), memory_info from g_free, and to_host counted (one
+ * logits download per forward call). */
+static ct_backend_ops g_dev_ops;
+static size_t g_free, g_total;
+static int g_to_host;
+static const ct_backend_ops *g_cpu_ops;
+static void *dev_stream(ct_backend *be) {
+    (void)be;
+    return &g_dev_ops;
+}
+static ct_status dev_memory_info(ct_backend *be, size_t *free_b, size_t *total_b) {
+    (void)be;
+    *free_b = g_free, *total_b = g_total;
+    return CT_OK;
+}
+static ct_status dev_to_host(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    g_to_host++;
+    return g_cpu_ops->to_host(be, dst, src, bytes);
+}
+
+static void test_device_budget(void **state) {
+    (void)state;
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    g_cpu_ops = be->ops;
+    g_dev_ops = *be->ops;
+    g_dev_ops.stream = dev_stream, g_dev_ops.memory_info = dev_memory_info, g_dev_ops.to_host = dev_to_host;
+    be->ops = &g_dev_ops;
+    ct_w2v2_options wo = ct_w2v2_default_options();
+    const size_t reserve = (size_t)1 << 20, in = CT_ALIGN_WINDOW + 2 * CT_ALIGN_CONTEXT;
+    wo.device_reserve_bytes = reserve;
+    ct_w2v2 *m;
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2"), be, &wo, &m));
+    const size_t one = ct_w2v2_forward_bytes(m, 1, in), two = ct_w2v2_forward_bytes(m, 2, in),
+                 three = ct_w2v2_forward_bytes(m, 3, in);
+    assert_true(one > in * sizeof(float) && two > one && three > two);
+    g_total = (size_t)1 << 40;
+    g_free = reserve + two; /* two windows fit exactly, three do not */
+    assert_int_equal(ct_w2v2_budget_batch(m, 3, in), 2);
+    g_free = reserve + two - 1;
+    assert_int_equal(ct_w2v2_budget_batch(m, 3, in), 1);
+    g_free = 0; /* nothing free: still one window (the OOM path decides) */
+    assert_int_equal(ct_w2v2_budget_batch(m, 3, in), 1);
+    g_free = reserve + three;
+    assert_int_equal(ct_w2v2_budget_batch(m, 3, in), 3);
+
+    /* B (three windows) at --align-batch-size 4 with room for two: two forwards */
+    float *b = pcm_clip(976000, 2), *e2, *e3;
+    int f2, f3, c2, c3;
+    double st;
+    g_free = reserve + two, g_to_host = 0;
+    CT_ASSERT_OK(ct_w2v2_emissions(m, b, 976000, 4, &e2, &f2, &c2, &st));
+    assert_int_equal(g_to_host, 2);
+    /* the two windows' buffers are kept and count as free: with three's less
+     * two's free beside them, all three go in one forward */
+    g_free = reserve + three - two, g_to_host = 0;
+    assert_int_equal(ct_w2v2_budget_batch(m, 4, in), 3);
+    CT_ASSERT_OK(ct_w2v2_emissions(m, b, 976000, 4, &e3, &f3, &c3, &st));
+    assert_int_equal(g_to_host, 1);
+    assert_int_equal(f2, f3);
+    print_message("budgeted batches: max |diff| of the emissions %.2e\n",
+                  ct_max_abs_diff(e2, e3, (size_t)f2 * c2));
+    assert_true(ct_max_abs_diff(e2, e3, (size_t)f2 * c2) <= 1e-4);
+    /* the default reserve is an eighth of the device */
+    ct_w2v2_free(m);
+    wo.device_reserve_bytes = 0;
+    CT_ASSERT_OK(ct_w2v2_open(CT_FIXTURE("align/tiny-w2v2"), be, &wo, &m));
+    g_total = 64 * three, g_free = g_total / 8 + two;
+    assert_int_equal(ct_w2v2_budget_batch(m, 3, in), 2);
+    free(b), free(e2), free(e3);
+    ct_w2v2_free(m);
+    be->ops = g_cpu_ops;
     ct_backend_free(be);
 }
 
@@ -465,7 +543,7 @@ int main(void) {
         cmocka_unit_test(test_ops_reference_values), cmocka_unit_test(test_ops_cpu_vs_ref),
         cmocka_unit_test(test_ops_bf16_cpu_vs_ref),    cmocka_unit_test(test_emissions_bf16),
         cmocka_unit_test(test_open_errors),          cmocka_unit_test(test_emissions_cpu),
-        cmocka_unit_test(test_padded_batch_cpu),    cmocka_unit_test(test_padded_batch_ref),
+        cmocka_unit_test(test_padded_batch_cpu),    cmocka_unit_test(test_device_budget),    cmocka_unit_test(test_padded_batch_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * random inputs rounded to the element type under test, outputs poisoned
  * (NaN) so an unwritten element fails. Both conv1d paths (the direct kernel
  * over the PCM, the tap-chunked GEMMs with K > stride and K = stride), the
- * positional conv at the aligner's size, the flash attention with short key
+ * positional conv at the aligner's size, the layer norm over 16-bit rows in
+ * place (the warp kernel and the block one), the flash attention with short key
  * lengths (reference: the unmasked cpu-ref op on the first len rows) and its
  * simple fallback. On the CPU tables the same calls fall back to the
  * float32 entries (checked here too, without a GPU). Without a CUDA device
@@ -78,6 +79,12 @@ static void test_conv1d(void **state) {
     /* the first layer over the PCM: f32 input and weights, direct kernel */
     check_conv1d(CT_DTYPE_F32, CT_DTYPE_F32, CT_DTYPE_F32, 2, 1003, 1, 96, 10, 5, 1);
     check_conv1d(CT_DTYPE_F32, CT_DTYPE_F32, CT_DTYPE_BF16, 2, 1003, 1, 300, 10, 5, 1);
+    /* ... the product's types and width (bf16 weights, 512 channels), and an odd
+     * width without bias: 199 rows per batch row, so blocks of 32 rows span two */
+    check_conv1d(CT_DTYPE_F32, CT_DTYPE_BF16, CT_DTYPE_BF16, 3, 1003, 1, 512, 10, 5, 1);
+    check_conv1d(CT_DTYPE_F32, CT_DTYPE_F32, CT_DTYPE_F32, 2, 1003, 1, 75, 10, 5, 0);
+    /* few taps over several channels: the one-thread-per-output kernel */
+    check_conv1d(CT_DTYPE_F32, CT_DTYPE_F32, CT_DTYPE_F32, 2, 300, 4, 40, 3, 2, 1);
     const ct_dtype act[2] = {CT_DTYPE_BF16, CT_DTYPE_F16};
     for (int i = 0; i < 2; i++) {
         ct_dtype dt = act[i];
@@ -145,6 +152,31 @@ static void test_gelu_add(void **state) {
     }
 }
 
+/* ---- layer norm over 16-bit rows in place (the feature encoder's) ------------ */
+static void check_ln16(ct_dtype dt, int M, int D) {
+    const size_t n = (size_t)M * D;
+    float *x = rnd(dt, n, 2.f), *g = rnd(CT_DTYPE_F32, D, 1.f), *b = rnd(CT_DTYPE_F32, D, 1.f);
+    for (size_t i = 0; i < n; i++) x[i] += (float)(i / D % 7); /* row means away from 0: the two-pass variance */
+    float *xr = malloc(sizeof(float) * n), *r = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) xr[i] = ct_test_round_to(dt, x[i]);
+    CT_ASSERT_OK(ct_op_layer_norm(g_ref, ct_buf_f32(r), ct_buf_f32(xr), g, b, M, D, 1e-5f));
+    ct_buf dx = dput(g_cu, dt, xr, n), dg = dput(g_cu, CT_DTYPE_F32, g, D), db = dput(g_cu, CT_DTYPE_F32, b, D);
+    CT_ASSERT_OK(ct_op_layer_norm(g_cu, dx, dx, dg.data, db.data, M, D, 1e-5f));
+    float *got = dget(dx, n);
+    char what[96];
+    snprintf(what, sizeof what, "layer_norm in place M=%d D=%d", M, D);
+    expect_close(what, dt, got, r, n, tol_for(dt));
+    free(got), free(x), free(xr), free(g), free(b), free(r);
+    dfree(dx), dfree(dg), dfree(db);
+}
+
+static void test_layer_norm16(void **state) {
+    (void)state;
+    check_ln16(CT_DTYPE_BF16, 37, 512);  /* a warp per row, 8 rows a block: the last block part-full */
+    check_ln16(CT_DTYPE_F16, 9, 2048);   /* the widest row the warp kernel takes */
+    check_ln16(CT_DTYPE_BF16, 5, 320);   /* D % 256 ≠ 0: the block-per-row kernel */
+}
+
 /* ---- attention ---------------------------------------------------------------- */
 /* Reference with key lengths: the unmasked op on each row's first len rows,
  * zeros after them. */
@@ -185,17 +217,15 @@ static void check_attn(ct_backend *cu, const char *variant, ct_dtype dt, int B, 
 static void test_attn_full(void **state) {
     (void)state;
     const int len3[3] = {150, 97, 1};
-    /* the fused kernel with 4 warps (the default) and 8 (CT_CUDA_ATTN_FULL_WARPS=8, a test hook) */
-    for (int nw = 0; nw < 2; nw++) {
-        const char *v = nw ? "fused8" : "fused4";
-        if (nw) setenv("CT_CUDA_ATTN_FULL_WARPS", "8", 1);
-        check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, NULL);
-        check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, len3);
-        check_attn(g_cu, v, CT_DTYPE_BF16, 2, 70, 3, 32, NULL);
-        check_attn(g_cu, v, CT_DTYPE_BF16, 2, 200, 2, 128, len3);
-        check_attn(g_cu, v, CT_DTYPE_BF16, 1, 1699, 2, 64, NULL); /* a 34 s window's frames */
-        unsetenv("CT_CUDA_ATTN_FULL_WARPS");
-    }
+    /* the fused kernel (double-buffered K/V tiles: 1699 keys are 27 tiles,
+     * 150 end in a partial tile, len 1 in a first tile that is also the last) */
+    const char *v = "fused";
+    check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, NULL);
+    check_attn(g_cu, v, CT_DTYPE_BF16, 3, 150, 4, 64, len3);
+    check_attn(g_cu, v, CT_DTYPE_BF16, 2, 70, 3, 32, NULL);
+    check_attn(g_cu, v, CT_DTYPE_BF16, 2, 200, 2, 128, len3);
+    check_attn(g_cu, v, CT_DTYPE_BF16, 2, 128, 2, 64, NULL);  /* exactly two full tiles */
+    check_attn(g_cu, v, CT_DTYPE_BF16, 1, 1699, 2, 64, NULL); /* a 34 s window's frames */
     check_attn(g_cu_simple, "simple", CT_DTYPE_BF16, 3, 150, 4, 64, len3);
     check_attn(g_cu, "simple", CT_DTYPE_F16, 3, 150, 4, 64, len3);
     check_attn(g_cu, "simple", CT_DTYPE_BF16, 2, 50, 2, 80, NULL); /* a head size the fused kernel lacks */
@@ -315,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_conv1d),
         cmocka_unit_test(test_conv1d_grouped),
         cmocka_unit_test(test_gelu_add),
+        cmocka_unit_test(test_layer_norm16),
         cmocka_unit_test(test_attn_full),
         cmocka_unit_test(test_forward_tiny),
     };

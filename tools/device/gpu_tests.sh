@@ -71,9 +71,9 @@ if has align; then
   el "align: ours"
   build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 --batch 16 --clips ${ALIGN_CLIPS:-10,70,35} \
     --save /tmp/align_em.f32 --save-pcm /tmp/align_pcm.f32 2>&1 | tail -4
-  # ALIGN_VARIANTS: default, attn8 (the attention's 8-warp blocks), tune (cuBLASLt candidates timed, CT_CUDA_TUNE=1)
+  # ALIGN_VARIANTS: default, tune (cuBLASLt candidates timed, CT_CUDA_TUNE=1)
   for var in ${ALIGN_VARIANTS:-default}; do
-    case $var in attn8) ev="CT_CUDA_ATTN_FULL_WARPS=8" ;; tune) ev="CT_CUDA_TUNE=1" ;; *) ev="CT_NONE=1" ;; esac
+    case $var in tune) ev="CT_CUDA_TUNE=1" ;; *) ev="CT_NONE=1" ;; esac
     el "align: ours ($var)"
     env $ev timeout 200 build-gpu/bin/bench_align --model /tmp/mms300m --backend cuda --dtype bf16 \
       --batches ${ALIGN_BATCHES:-16,32,64} --reps 3 2>&1 | grep -E "emissions|bench_align" | sed "s/^{/{\"variant\":\"$var\",/" |

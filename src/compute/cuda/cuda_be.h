@@ -177,7 +177,8 @@ ct_status ct_cuda_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const floa
                                   int B, int T, int C, int K, ct_act act, ct_arena *ws);
 ct_status ct_cuda_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
                                      int B, int T, int H, int Dh, ct_arena *ws);
-/* The warp-per-row layer norm of float32 x into y (any type) where its
+/* The warp-per-row layer norm of float32 x into y (any type), or of
+ * 16-bit x into y of its type (D % 256 == 0), where its
  * shape and alignment allow: returns 1 with *st the launch status, or 0
  * (nothing launched: the caller runs the block-per-row kernel). */
 int ct_cuda_ln_warp(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D, float eps,

@@ -54,6 +54,13 @@ __device__ __forceinline__ void cp_async16(uint16_t *dst, const uint16_t *src, b
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+/* Groups of cp.async copies: commit closes the copies issued since the last
+ * one into a group; wait_group<N> waits until at most N groups are pending
+ * (so a tile staged a step ahead can stay in flight while this one is used). */
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait_group() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 /* One 64-key tile after its scores: s holds them scaled to log2 units
  * (−inf where masked), mx0/mx1 this thread's maxima over its entries of

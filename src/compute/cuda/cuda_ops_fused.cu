@@ -79,6 +79,54 @@ __global__ void k_ln_warp(float *y, Z *z, const float *x, const float *g1, const
     }
 }
 
+/* The same over 16-bit rows into the same type (the aligner's feature
+ * encoder: its first conv writes bf16, normalised in place; a block per
+ * 512-wide row was 3.5 M blocks of two barriers each at 32 windows). D %
+ * 256 == 0, D ≤ 2048: each lane holds D/256 16-byte vectors of 8 elements. */
+template <typename T>
+__global__ void k_ln_warp16(T *y, const T *x, const float *g, const float *b, int rows, int D, float eps) {
+    const int lane = threadIdx.x & 31;
+    const size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= (size_t)rows) return;
+    const int nv = D / 256;
+    const uint4 *xr = reinterpret_cast<const uint4 *>(x + row * D);
+    float v[8][8];
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < nv) {
+            uint4 u = xr[k * 32 + lane];
+            const T *e = reinterpret_cast<const T *>(&u);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                v[k][j] = ct_ld(e[j]);
+                s += v[k][j];
+            }
+        }
+    const float mean = ct_warp_sum(s) / (float)D;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < nv)
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float t = v[k][j] - mean;
+                q += t * t;
+            }
+    const float inv = rsqrtf(ct_warp_sum(q) / (float)D + eps);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + row * D);
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < nv) {
+            const int i = (k * 32 + lane) * 8;
+            uint4 u;
+            T *e = reinterpret_cast<T *>(&u);
+#pragma unroll
+            for (int j = 0; j < 8; j++) e[j] = ct_st<T>((v[k][j] - mean) * inv * g[i + j] + b[i + j]);
+            yr[k * 32 + lane] = u;
+        }
+}
+
 static int warp_ln_ok(const void *a, const void *b, const void *g, int D) {
     return D % 128 == 0 && D <= 2048 && ((uintptr_t)a & 15) == 0 && ((uintptr_t)b & 15) == 0 &&
            ((uintptr_t)g & 15) == 0;
@@ -86,10 +134,20 @@ static int warp_ln_ok(const void *a, const void *b, const void *g, int D) {
 
 int ct_cuda_ln_warp(ct_backend *be, ct_buf y, ct_buf x, const float *g, const float *b, int M, int D, float eps,
                     ct_status *st) {
-    if (x.dtype != CT_DTYPE_F32 || !warp_ln_ok(x.data, y.data, g, D) || ((uintptr_t)b & 15) != 0)
-        return 0;
+    if (!warp_ln_ok(x.data, y.data, g, D) || ((uintptr_t)b & 15) != 0) return 0;
     unsigned blocks = (unsigned)(((size_t)M + 7) / 8);
     cudaStream_t s = ct_cstream(be);
+    if ((x.dtype == CT_DTYPE_BF16 || x.dtype == CT_DTYPE_F16) && y.dtype == x.dtype && D % 256 == 0) {
+        if (x.dtype == CT_DTYPE_BF16)
+            k_ln_warp16<__nv_bfloat16><<<blocks, 256, 0, s>>>((__nv_bfloat16 *)y.data, (const __nv_bfloat16 *)x.data,
+                                                              g, b, M, D, eps);
+        else
+            k_ln_warp16<__half><<<blocks, 256, 0, s>>>((__half *)y.data, (const __half *)x.data, g, b, M, D, eps);
+        cudaError_t e = cudaGetLastError();
+        *st = e == cudaSuccess ? CT_OK : ct_fail(CT_ERR_DEVICE, "cuda layer_norm: %s", cudaGetErrorString(e));
+        return 1;
+    }
+    if (x.dtype != CT_DTYPE_F32) return 0;
     *st = CT_OK;
     switch (y.dtype) {
     case CT_DTYPE_F32:

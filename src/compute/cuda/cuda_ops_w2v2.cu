@@ -3,8 +3,9 @@
  * References: ct_ref_conv1d, ct_ref_conv1d_grouped, ct_ref_gelu, ct_ref_add
  * (tests/unit/test_cuda_w2v2_ops.c compares each).
  *
- * conv1d, channels last: a layer with few taps (Ci·K < 64: the first one,
- * over the PCM) is a direct kernel, one thread per output. The others are
+ * conv1d, channels last: one input channel (the first layer, over the PCM)
+ * is k_conv1d_ci1, many rows a block; other layers with few taps (Ci·K <
+ * 64) a direct kernel, one thread per output. The others are
  * GEMMs on cuBLASLt without im2col: output frame t reads input frames
  * tS … tS+K−1, K·Ci contiguous elements, and frame t+1 starts S·Ci later. A
  * GEMM row may not overlap the next one (ld ≥ K), so the taps go in chunks
@@ -97,6 +98,52 @@ __global__ void k_conv1d_direct(Y *y, const X *x, const W *w, const float *bias,
     y[(size_t)row * Co + o] = ct_st<Y>(s);
 }
 
+/* Ci = 1 (the first layer, over the PCM: 512 channels of 3.5 M frames at
+ * 32 windows, the feature encoder's largest output): a block covers
+ * 2·256 channels of CONV1_ROWS consecutive output rows; each thread keeps
+ * its two channels' K ≤ KMAX taps in registers, the rows' samples are in
+ * shared memory, and a warp's stores are 128 contiguous bytes. (One block
+ * per row, as k_conv1d_direct, is ~3.5 M blocks that each write 1 KB:
+ * bound by the block launches, 11 ms where the write costs ~1.) Taps are
+ * summed in the order k_conv1d_direct sums them. */
+constexpr int CONV1_ROWS = 32, CONV1_KMAX = 16;
+template <typename Y, typename X, typename W>
+__global__ void __launch_bounds__(256) k_conv1d_ci1(Y *y, const X *x, const W *w, const float *bias, int T, int Co,
+                                                    int K, int stride, int To, size_t rows) {
+    __shared__ float xs[CONV1_ROWS * CONV1_KMAX];
+    const size_t r0 = (size_t)blockIdx.x * CONV1_ROWS;
+    const int nr = rows - r0 < (size_t)CONV1_ROWS ? (int)(rows - r0) : CONV1_ROWS;
+    for (int e = threadIdx.x; e < nr * K; e += blockDim.x) {
+        const size_t row = r0 + (size_t)(e / K);
+        const size_t b = row / (size_t)To, t = row % (size_t)To;
+        xs[e] = ct_ld(x[b * (size_t)T + t * (size_t)stride + (size_t)(e % K)]);
+    }
+    __syncthreads();
+    const int o = 2 * (blockIdx.y * blockDim.x + threadIdx.x);
+    if (o >= Co) return;
+    const bool two = o + 1 < Co;
+    float w0[CONV1_KMAX], w1[CONV1_KMAX];
+#pragma unroll
+    for (int k = 0; k < CONV1_KMAX; k++) {
+        w0[k] = k < K ? ct_ld(w[(size_t)o * K + k]) : 0.f;
+        w1[k] = k < K && two ? ct_ld(w[(size_t)(o + 1) * K + k]) : 0.f;
+    }
+    const float b0 = bias ? bias[o] : 0.f, b1 = bias && two ? bias[o + 1] : 0.f;
+    for (int r = 0; r < nr; r++) {
+        float s0 = b0, s1 = b1;
+        const float *xr = xs + r * K;
+#pragma unroll
+        for (int k = 0; k < CONV1_KMAX; k++)
+            if (k < K) {
+                s0 += w0[k] * xr[k];
+                s1 += w1[k] * xr[k];
+            }
+        Y *yr = y + (r0 + (size_t)r) * Co + o;
+        yr[0] = ct_st<Y>(s0);
+        if (two) yr[1] = ct_st<Y>(s1);
+    }
+}
+
 /* w (Co, Ci, K) → wp (Co, K, Ci) */
 template <typename T> __global__ void k_relay_oik_oki(T *wp, const T *w, int Ci, int K, size_t n) {
     GRID_STRIDE(e, n) {
@@ -123,6 +170,15 @@ ct_status ct_cuda_op_conv1d(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor 
     if (!rows || Co <= 0) return CT_OK;
     if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda conv1d: %zu output frames", rows);
     cudaStream_t st = ct_cstream(be);
+    if (Ci == 1 && K <= CONV1_KMAX) {
+        dim3 grid((unsigned)((rows + CONV1_ROWS - 1) / CONV1_ROWS), (unsigned)((Co + 511) / 512));
+        CT_CUDA_DISPATCH(y.dtype, Y, "conv1d", CT_CUDA_DISPATCH(x.dtype, X, "conv1d", CT_CUDA_DISPATCH(w->dtype, W, "conv1d", {
+            k_conv1d_ci1<Y, X, W><<<grid, 256, 0, st>>>((Y *)y.data, (const X *)x.data, (const W *)w->data, bias, T,
+                                                        Co, K, stride, To, rows);
+            LAUNCH_CHECK();
+        })));
+        return CT_OK;
+    }
     if (Ci * K < 64 || !is16(x.dtype)) {
         if ((size_t)Ci * K * sizeof(float) > 48 * 1024)
             return ct_fail(CT_ERR_UNSUPPORTED, "cuda conv1d: %s input with Ci·K = %d", ct_dtype_name(x.dtype), Ci * K);

@@ -24,7 +24,10 @@ constexpr int KB = 64; /* keys per tile */
 static_assert(KB == 64, "flash_tile (cuda_flash.cuh) steps over 64-key tiles");
 
 /* NW warps of 16 query rows each: QB = 16·NW rows per block share each
- * staged K and V tile (8 warps halve the tile traffic per query of 4) */
+ * staged K and V tile; K and V are double-buffered, so the copy of tile
+ * j + 1 runs under tile j's products. MINB: blocks per SM the register cap
+ * is set for (4 at DH ≤ 64: 16 warps per SM hide the softmax's latency; the
+ * 46 KB of shared memory per block allow it). */
 template <int DH, int NW> struct fshape {
     static constexpr int QB = 16 * NW;
     static constexpr int THREADS = 32 * NW;
@@ -32,9 +35,11 @@ template <int DH, int NW> struct fshape {
     static constexpr int NK = DH / 16;
     static constexpr int NO = DH / 8;
     static constexpr int TILE = KB * LDS;
-    static constexpr size_t SMEM = (size_t)(2 * TILE + QB * LDS) * 2;
+    static constexpr int MINB = DH <= 64 ? 4 : 2;
+    static constexpr size_t SMEM = (size_t)(4 * TILE + QB * LDS) * 2;
 };
 constexpr int THREADS = 128; /* the simple kernel */
+constexpr int NWARPS = 4;    /* the fused kernel: 4 warps, 64 query rows a block (8 were 1–3 % slower, PERFORMANCE.md) */
 
 /* rows [0, n) of a DH-wide slice into shared memory; rows ≥ valid zero */
 template <int DH, int NT>
@@ -49,15 +54,15 @@ __device__ __forceinline__ void stage(uint16_t *s, const uint16_t *g, size_t ldg
 
 /* q, k, v, o (B, T, H·DH) bf16; len (B) device or NULL (all T) */
 template <int DH, int NW>
-__global__ void __launch_bounds__(32 * NW, 2)
+__global__ void __launch_bounds__(32 * NW, fshape<DH, NW>::MINB)
     k_attn_full_fused(uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int *len, int T,
                       int H, int nqb, float scale_log2) {
     using S = fshape<DH, NW>;
     constexpr int LDS = S::LDS, NK = S::NK, NO = S::NO, QB = S::QB, NT = S::THREADS;
     extern __shared__ __align__(16) unsigned char smem[];
-    uint16_t *sK = reinterpret_cast<uint16_t *>(smem);
-    uint16_t *sV = sK + S::TILE;
-    uint16_t *sQ = sV + S::TILE;
+    uint16_t *sK0 = reinterpret_cast<uint16_t *>(smem); /* K tiles 0, 1 then V tiles 0, 1 */
+    uint16_t *sV0 = sK0 + 2 * S::TILE;
+    uint16_t *sQ = sV0 + 2 * S::TILE;
 
     const int D = H * DH;
     const int qb = blockIdx.x % nqb, bh = blockIdx.x / nqb, b = bh / H, h = bh % H;
@@ -75,30 +80,44 @@ __global__ void __launch_bounds__(32 * NW, 2)
         return;
     }
 
+    /* group 0: Q and tile 0 */
     stage<DH, NT>(sQ, qr + (size_t)i0 * D, D, QB, nrow);
-    stage<DH, NT>(sK, kr, D, KB, min(KB, L));
-    stage<DH, NT>(sV, vr, D, KB, min(KB, L));
-    cp_async_wait_all();
-    __syncthreads();
-    uint32_t qa[NK][4];
-#pragma unroll
-    for (int kk = 0; kk < NK; kk++) {
-        const uint16_t *qp = sQ + (16 * warp + g) * LDS + 16 * kk + 2 * t;
-        qa[kk][0] = ld32(qp);
-        qa[kk][1] = ld32(qp + 8 * LDS);
-        qa[kk][2] = ld32(qp + 8);
-        qa[kk][3] = ld32(qp + 8 * LDS + 8);
-    }
+    stage<DH, NT>(sK0, kr, D, KB, min(KB, L));
+    stage<DH, NT>(sV0, vr, D, KB, min(KB, L));
+    cp_async_commit();
 
+    uint32_t qa[NK][4];
     float acc[NO][4];
 #pragma unroll
     for (int n = 0; n < NO; n++) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f; /* rows g and g+8 */
     const int brow = (lane & 7) + ((lane >> 4) << 3), bcol = ((lane >> 3) & 1) * 8;
 
-    /* per tile: scores → barrier → next K copy starts → softmax, P·V →
-     * barrier → next V copy starts; the copies overlap the other half's math */
-    for (int j0 = 0; j0 < L; j0 += KB) {
+    /* per tile: start tile j + 1's copy into the other buffers, wait for
+     * tile j's, scores, softmax and P·V, then a barrier before tile j + 2's
+     * copy overwrites these buffers */
+    for (int j0 = 0, cur = 0; j0 < L; j0 += KB, cur ^= 1) {
+        const int jn = j0 + KB;
+        uint16_t *sK = sK0 + cur * S::TILE, *sV = sV0 + cur * S::TILE;
+        if (jn < L) {
+            stage<DH, NT>(sK0 + (cur ^ 1) * S::TILE, kr + (size_t)jn * D, D, KB, min(KB, L - jn));
+            stage<DH, NT>(sV0 + (cur ^ 1) * S::TILE, vr + (size_t)jn * D, D, KB, min(KB, L - jn));
+            cp_async_commit();
+            cp_async_wait_group<1>();
+        } else {
+            cp_async_wait_group<0>();
+        }
+        __syncthreads();
+        if (j0 == 0) {
+#pragma unroll
+            for (int kk = 0; kk < NK; kk++) {
+                const uint16_t *qp = sQ + (16 * warp + g) * LDS + 16 * kk + 2 * t;
+                qa[kk][0] = ld32(qp);
+                qa[kk][1] = ld32(qp + 8 * LDS);
+                qa[kk][2] = ld32(qp + 8);
+                qa[kk][3] = ld32(qp + 8 * LDS + 8);
+            }
+        }
         float s[8][4];
 #pragma unroll
         for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
@@ -111,57 +130,49 @@ __global__ void __launch_bounds__(32 * NW, 2)
                 mma_bf16(s[n], qa[kk], kb[0], kb[1]);
                 mma_bf16(s[n + 1], qa[kk], kb[2], kb[3]);
             }
-        __syncthreads(); /* every warp is done with sK */
-        const int jn = j0 + KB;
-        if (jn < L) stage<DH, NT>(sK, kr + (size_t)jn * D, D, KB, min(KB, L - jn));
-
         float mx0 = -INFINITY, mx1 = -INFINITY;
+        if (jn <= L) { /* a full tile: no key masked */
 #pragma unroll
-        for (int n = 0; n < 8; n++)
+            for (int n = 0; n < 8; n++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int jj = 8 * n + 2 * t + (e & 1);
-                float x = (j0 + jj < L) ? s[n][e] * scale_log2 : -INFINITY;
-                s[n][e] = x;
-                if (e < 2) mx0 = fmaxf(mx0, x);
-                else mx1 = fmaxf(mx1, x);
-            }
+                for (int e = 0; e < 4; e++) {
+                    float x = s[n][e] * scale_log2;
+                    s[n][e] = x;
+                    if (e < 2) mx0 = fmaxf(mx0, x);
+                    else mx1 = fmaxf(mx1, x);
+                }
+        } else {
+#pragma unroll
+            for (int n = 0; n < 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int jj = 8 * n + 2 * t + (e & 1);
+                    float x = (j0 + jj < L) ? s[n][e] * scale_log2 : -INFINITY;
+                    s[n][e] = x;
+                    if (e < 2) mx0 = fmaxf(mx0, x);
+                    else mx1 = fmaxf(mx1, x);
+                }
+        }
         flash_tile<NO, LDS>(s, mx0, mx1, m0, m1, l0, l1, acc, sV, lane);
-        __syncthreads(); /* every warp is done with sV */
-        if (jn < L) stage<DH, NT>(sV, vr + (size_t)jn * D, D, KB, min(KB, L - jn));
-        cp_async_wait_all();
-        __syncthreads();
+        __syncthreads(); /* every warp is done with buffers cur before tile j + 2 is staged into them */
     }
 
     flash_store<NO>(orow, acc, l0, l1, i0 + 16 * warp + g, L, T, D, t);
 }
 
-template <int DH, int NW>
+template <int DH>
 ct_status launch_fused(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                        const int *len, int B, int T, int H, float scale) {
-    using S = fshape<DH, NW>;
-    CT_CUDA_TRY(cudaFuncSetAttribute(k_attn_full_fused<DH, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    using S = fshape<DH, NWARPS>;
+    CT_CUDA_TRY(cudaFuncSetAttribute(k_attn_full_fused<DH, NWARPS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)S::SMEM));
     int nqb = (T + S::QB - 1) / S::QB;
     size_t nblk = (size_t)nqb * B * H;
     if (nblk > 0x7fffffffu) return ct_fail(CT_ERR_UNSUPPORTED, "cuda attn_full: %zu blocks", nblk);
-    k_attn_full_fused<DH, NW><<<(unsigned)nblk, S::THREADS, S::SMEM, st>>>(o, q, k, v, len, T, H, nqb,
-                                                                          scale * 1.4426950408889634f);
+    k_attn_full_fused<DH, NWARPS><<<(unsigned)nblk, S::THREADS, S::SMEM, st>>>(o, q, k, v, len, T, H, nqb,
+                                                                              scale * 1.4426950408889634f);
     CT_CUDA_TRY(cudaGetLastError());
     return CT_OK;
-}
-
-/* 4 warps (64 query rows a block) unless CT_CUDA_ATTN_FULL_WARPS=8 (the
- * A/B and test hook: both are built and tested). The 8-warp blocks share
- * each K/V tile among twice the queries but spill a little under the
- * 2-blocks-per-SM register cap, and were 1–3 % slower end to end on the
- * H200 (docs/PERFORMANCE.md, "Word aligner on the GPU"). */
-template <int DH>
-ct_status launch_fused_nw(cudaStream_t st, uint16_t *o, const uint16_t *q, const uint16_t *k, const uint16_t *v,
-                          const int *len, int B, int T, int H, float scale) {
-    const char *e = getenv("CT_CUDA_ATTN_FULL_WARPS");
-    if (e && !strcmp(e, "8")) return launch_fused<DH, 8>(st, o, q, k, v, len, B, T, H, scale);
-    return launch_fused<DH, 4>(st, o, q, k, v, len, B, T, H, scale);
 }
 
 /* The simple kernel: one block per (b, h, i), the L scores in shared memory,
@@ -227,9 +238,9 @@ ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, c
     if (dt == CT_DTYPE_BF16 && !env_simple && (Dh == 32 || Dh == 64 || Dh == 128)) {
         uint16_t *o = (uint16_t *)out.data;
         const uint16_t *qq = (const uint16_t *)q.data, *kk = (const uint16_t *)k.data, *vv = (const uint16_t *)v.data;
-        if (Dh == 32) return launch_fused_nw<32>(st, o, qq, kk, vv, dlen, B, T, H, scale);
-        if (Dh == 64) return launch_fused_nw<64>(st, o, qq, kk, vv, dlen, B, T, H, scale);
-        return launch_fused_nw<128>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        if (Dh == 32) return launch_fused<32>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        if (Dh == 64) return launch_fused<64>(st, o, qq, kk, vv, dlen, B, T, H, scale);
+        return launch_fused<128>(st, o, qq, kk, vv, dlen, B, T, H, scale);
     }
     size_t rows = (size_t)B * H * T;
     if (rows > 0x7fffffffu) return ct_fail(CT_ERR_LIMIT, "cuda attn_full: %zu query rows", rows);

@@ -393,6 +393,50 @@ static ct_status pack_qkv(loader *L, const ct_asr_hparams *hp, ct_enc_layer *e) 
     return CT_OK;
 }
 
+/* The decoder's packed self-attention projection, for a backend with the
+ * fused decoder step (weights.h): one GEMM makes q|k|v per step where three
+ * did, in the layout attn_causal_qkv_dev reads. The CPU tables lack that
+ * op and keep their three products. */
+static ct_status pack_dec_qkv(loader *L, int64_t d, ct_dec_layer *l) {
+    ct_backend *be = L->be;
+    if (!ct_backend_has_fused_decoder(be)) return CT_OK;
+    if (l->sq_w.dtype != l->sk_w.dtype || l->sq_w.dtype != l->sv_w.dtype || l->sq_w.dtype == CT_DTYPE_Q8 ||
+        l->sq_w.dtype == CT_DTYPE_Q8_0 || !l->sq_b.data || !l->sk_b.data || !l->sv_b.data)
+        return CT_OK;
+    const size_t part = l->sq_w.nbytes, bpart = sizeof(float) * (size_t)d;
+    ct_tensor w, b;
+    CT_TRY(ct_tensor_alloc(be, l->sq_w.dtype, 2, DIMS(3 * d, d), &w));
+    ct_status s = ct_tensor_alloc(be, CT_DTYPE_F32, 1, DIMS(3 * d), &b);
+    if (s != CT_OK) {
+        ct_tensor_release(&w);
+        return ct_fail_wrap(s, "packed decoder projection");
+    }
+    ct_tensor *src[3] = {&l->sq_w, &l->sk_w, &l->sv_w}, *bsrc[3] = {&l->sq_b, &l->sk_b, &l->sv_b};
+    for (int i = 0; i < 3 && s == CT_OK; i++) s = be->ops->copy(be, (char *)w.data + (size_t)i * part, src[i]->data, part);
+    for (int i = 0; i < 3 && s == CT_OK; i++)
+        s = be->ops->copy(be, (char *)b.data + (size_t)i * bpart, bsrc[i]->data, bpart);
+    if (s == CT_OK) s = be->ops->synchronize(be); /* the copies are done before their sources go */
+    if (s != CT_OK) {
+        ct_tensor_release(&w);
+        ct_tensor_release(&b);
+        return ct_fail_wrap(s, "packed decoder projection");
+    }
+    for (int i = 0; i < 3; i++) { /* the separate tensors become views of the packed rows */
+        ct_tensor v = *src[i], vb = *bsrc[i];
+        ct_tensor_release(src[i]);
+        ct_tensor_release(bsrc[i]);
+        v.data = (char *)w.data + (size_t)i * part;
+        v.owner = NULL;
+        *src[i] = v;
+        vb.data = (char *)b.data + (size_t)i * bpart;
+        vb.owner = NULL;
+        *bsrc[i] = vb;
+    }
+    l->sqkv_w = w;
+    l->sqkv_b = b;
+    return CT_OK;
+}
+
 static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparams *hp, int i, ct_dec_layer *l) {
     char p[128], nm[256];
     const int64_t d = hp->d_dec, ff = hp->dec_ff;
@@ -410,7 +454,7 @@ static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     CT_TRY(norm(L, &l->ln3_g, &l->ln3_b, NAME("%s.layer_norm_3", p), d));
     CT_TRY(linear(L, KD(DEC_FF), &l->fc1_w, &l->fc1_b, NAME("%s.third_sub_layer.dense_in", p), ff, d, 0, 1));
     CT_TRY(linear(L, KD(DEC_FF), &l->fc2_w, &l->fc2_b, NAME("%s.third_sub_layer.dense_out", p), d, ff, 0, 1));
-    return CT_OK;
+    return pack_dec_qkv(L, d, l);
 }
 
 static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_asr_weights *w) {
@@ -494,7 +538,7 @@ void ct_asr_weights_free(ct_asr_weights *w) {
     if (w->enc)
         for (int i = 0; i < w->hp.enc_layers; i++) release_span(&w->enc[i].ln_ff1_g, &w->enc[i].pos_c);
     if (w->dec)
-        for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].fc2_b);
+        for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].sqkv_b);
     free(w->enc);
     free(w->dec);
     release_span(&w->c0_w, &w->sub_b);

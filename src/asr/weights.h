@@ -66,6 +66,11 @@ typedef struct ct_dec_layer {
     ct_tensor ln1_g, ln1_b, sq_w, sq_b, sk_w, sk_b, sv_w, sv_b, so_w, so_b;
     ct_tensor ln2_g, ln2_b, cq_w, cq_b, ck_w, ck_b, cv_w, cv_b, co_w, co_b;
     ct_tensor ln3_g, ln3_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    /* Where the backend has the fused decoder step (compute/backend.h,
+     * version 6; not the CPU): the self-attention's one packed projection,
+     * sqkv_w (3d, d) = [sq_w; sk_w; sv_w] (those are then views of its
+     * rows), sqkv_b (3d) = [sq_b | sk_b | sv_b]. Empty elsewhere. */
+    ct_tensor sqkv_w, sqkv_b;
 } ct_dec_layer;
 
 /* int8 (Q8) precision plan: the kinds of dense weight that stay in the

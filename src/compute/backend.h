@@ -44,8 +44,11 @@
  *    and typed entries of the wav2vec2 aligner's ops (conv1d_t,
  *    conv1d_grouped_t, gelu_t, add_t, attn_full_t with key lengths), so the
  *    aligner runs bf16 on CUDA; NULL on the CPU tables (compute/ops.c falls
- *    back). */
-#define CT_BACKEND_VERSION 5
+ *    back).
+ * 6: the fused decoder step (attn_causal_qkv_dev): a device step's KV-cache
+ *    writes and causal self-attention over one packed q|k|v projection, in
+ *    one pass; NULL on the CPU tables (the decoder runs the composition). */
+#define CT_BACKEND_VERSION 6
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -340,6 +343,17 @@ typedef struct ct_backend_ops {
      * all T); query rows i ≥ len[b] are written as zeros. len (B) host. */
     ct_status (*attn_full_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
                              int H, int Dh, ct_dtype prod, ct_arena *ws);
+
+    /* ---- version 6: the fused decoder step ---------------------------------
+     * One device step's self-attention over a packed projection: qkv (n,
+     * 3·H·Dh) act holds [q | k | v] per row; the k and v parts are written
+     * into kc and vc at slot[r], position *pos (kv_write_dev), then out (n,
+     * H·Dh) act = attn_causal_dev(q) over those caches. One launch where the
+     * composition takes three (and three q/k/v products become one). NULL
+     * (the CPU tables): asr/decoder.c runs the composition. Reference:
+     * ct_ref_attn_causal_qkv_dev (compute/ref/ref_fused.c). */
+    ct_status (*attn_causal_qkv_dev)(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

@@ -11,6 +11,42 @@ static int is16(ct_dtype t) { return t == CT_DTYPE_BF16 || t == CT_DTYPE_F16; }
 /* cuBLASLt adds the bias in D's type; the reference adds alpha·b (the
  * interface scales the bias with the product), so it is converted and
  * scaled into scratch. Small: N elements. */
+void ct_cuda_biases_clear(ct_backend *be) {
+    ct_cuda_be *cb = ct_cbe(be);
+    for (struct ct_cuda_bias *e = cb->biases, *nx; e; e = nx) {
+        nx = e->next;
+        ct_cuda_dfree(cb->c, e->dev);
+        free(e);
+    }
+    cb->biases = NULL;
+}
+
+/* The kept conversion of b (cuda_be.h), made on first use outside a graph
+ * capture (an allocation cannot be recorded); NULL where there is none. */
+static const void *bias_kept(ct_backend *be, ct_dtype dt, const float *b, float alpha, int N) {
+    ct_cuda_be *cb = ct_cbe(be);
+    for (struct ct_cuda_bias *e = cb->biases; e; e = e->next)
+        if (e->src == b && e->alpha == alpha && e->dtype == (int)dt && e->n == N) return e->dev;
+    if (cb->capturing) return NULL;
+    struct ct_cuda_bias *e = (struct ct_cuda_bias *)calloc(1, sizeof *e);
+    if (!e) return NULL;
+    if (ct_cuda_malloc(cb->c, &e->dev, ct_dtype_size(dt) * (size_t)N) != CT_OK) {
+        ct_error_clear();
+        free(e);
+        return NULL;
+    }
+    if (ct_cuda_scale_convert(be, dt, e->dev, b, alpha, (size_t)N) != CT_OK) {
+        ct_error_clear();
+        ct_cuda_dfree(cb->c, e->dev);
+        free(e);
+        return NULL;
+    }
+    e->src = b, e->alpha = alpha, e->dtype = (int)dt, e->n = N;
+    e->next = cb->biases;
+    cb->biases = e;
+    return e->dev;
+}
+
 static ct_status bias_for(ct_backend *be, ct_dtype dt, const float *b, float alpha, int N, ct_arena *ws,
                           const void **out) {
     *out = NULL;
@@ -19,6 +55,7 @@ static ct_status bias_for(ct_backend *be, ct_dtype dt, const float *b, float alp
         *out = b;
         return CT_OK;
     }
+    if ((*out = bias_kept(be, dt, b, alpha, N))) return CT_OK;
     void *d = ws ? ct_arena_alloc(ws, ct_dtype_size(dt) * (size_t)N) : NULL;
     if (!d) return ct_fail(CT_ERR_OOM, "cuda matmul: workspace for the bias");
     CT_TRY(ct_cuda_scale_convert(be, dt, d, b, alpha, (size_t)N));

@@ -1,4 +1,5 @@
-/* ref_fused.c — the version-5 fused encoder ops (backend.h), each written as
+/* ref_fused.c — the version-5 fused encoder ops and the version-6 fused
+ * decoder step (backend.h), each written as
  * the composition of the reference ops it fuses: the definition the CUDA
  * kernels are tested against. Float32 buffers only (ct_buf views for the
  * signature's sake). */
@@ -60,6 +61,31 @@ ct_status ct_ref_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf 
     }
     memset(zero, 0, sizeof(float) * D);
     ct_status s = ct_ref_attn_relpos(be, F(out), q, k, v, F(p), zero, c, len, B, T, H, Dh, ws);
+    ct_arena_rewind(ws, mark);
+    return s;
+}
+
+ct_status ct_ref_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
+    const ct_buf bufs[] = {out, qkv, kc, vc};
+    CT_TRY(f32_only("attn_causal_qkv_dev", bufs, 4));
+    const size_t D = (size_t)H * Dh;
+    size_t mark = ct_arena_mark(ws);
+    float *q = ct_arena_alloc(ws, sizeof(float) * (size_t)n * D), *k = ct_arena_alloc(ws, sizeof(float) * (size_t)n * D),
+          *v = ct_arena_alloc(ws, sizeof(float) * (size_t)n * D);
+    if (!q || !k || !v) {
+        ct_arena_rewind(ws, mark);
+        return ct_fail(CT_ERR_OOM, "reference attn_causal_qkv_dev: scratch");
+    }
+    const float *src = F(qkv);
+    for (int r = 0; r < n; r++) {
+        memcpy(q + (size_t)r * D, src + (size_t)r * 3 * D, sizeof(float) * D);
+        memcpy(k + (size_t)r * D, src + (size_t)r * 3 * D + D, sizeof(float) * D);
+        memcpy(v + (size_t)r * D, src + (size_t)r * 3 * D + 2 * D, sizeof(float) * D);
+    }
+    ct_status s = ct_ref_kv_write_dev(be, kc, ct_buf_f32(k), slot, n, pos, Smax, (int)D);
+    if (s == CT_OK) s = ct_ref_kv_write_dev(be, vc, ct_buf_f32(v), slot, n, pos, Smax, (int)D);
+    if (s == CT_OK) s = ct_ref_attn_causal_dev(be, out, ct_buf_f32(q), kc, vc, slot, n, pos, Smax, H, Dh, ws);
     ct_arena_rewind(ws, mark);
     return s;
 }

@@ -457,6 +457,34 @@ static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     return pack_dec_qkv(L, d, l);
 }
 
+/* The subsampling projection in the fused subsampling's column order
+ * (weights.h, sub_w_cl): a copy of sub_w with column c·F + f moved to
+ * f·C + c, made once here for backends with that op. */
+static ct_status reorder_sub_w(loader *L, int64_t C, int64_t F, int64_t d, ct_asr_weights *w) {
+    ct_backend *be = L->be;
+    if (!ct_backend_has_fused_subsample(be)) return CT_OK;
+    const ct_tensor *t = &w->sub_w;
+    const size_t es = ct_dtype_size(t->dtype), K = (size_t)(C * F);
+    if (t->dtype == CT_DTYPE_Q8 || t->dtype == CT_DTYPE_Q8_0 || t->nbytes != (size_t)d * K * es) return CT_OK;
+    char *h = malloc(t->nbytes), *g = malloc(t->nbytes);
+    ct_status s = h && g ? be->ops->to_host(be, h, t->data, t->nbytes) : ct_fail(CT_ERR_OOM, "subsampling projection");
+    if (s == CT_OK) {
+        for (int64_t o = 0; o < d; o++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t f = 0; f < F; f++)
+                    memcpy(g + ((size_t)o * K + (size_t)(f * C + c)) * es, h + ((size_t)o * K + (size_t)(c * F + f)) * es,
+                           es);
+        s = ct_tensor_alloc(be, t->dtype, 2, DIMS(d, (int64_t)K), &w->sub_w_cl);
+        if (s == CT_OK) s = be->ops->to_device(be, w->sub_w_cl.data, g, t->nbytes);
+        if (s == CT_OK) s = be->ops->synchronize(be);
+        if (s != CT_OK) ct_tensor_release(&w->sub_w_cl);
+    }
+    free(h);
+    free(g);
+    if (s == CT_OK) L->bytes += w->sub_w_cl.nbytes;
+    return s == CT_OK ? CT_OK : ct_fail_wrap(s, "subsampling projection");
+}
+
 static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_asr_weights *w) {
     char nm[256];
     /* int8 keeps the subsampling, the embeddings and the vocabulary
@@ -476,6 +504,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     CT_TRY(load(L, &w->dw2_b, CT_DTYPE_F32, "encoder.pre_encode.conv.5.bias", 1, DIMS(C), 0));
     CT_TRY(linear(L, hi, &w->pw2_w, &w->pw2_b, "encoder.pre_encode.conv.6", C, C, 2, 1));
     CT_TRY(linear(L, hi, &w->sub_w, &w->sub_b, "encoder.pre_encode.out", d, C * f, 0, 1));
+    CT_TRY(reorder_sub_w(L, C, f, d, w));
     w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
     w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
     if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
@@ -541,7 +570,7 @@ void ct_asr_weights_free(ct_asr_weights *w) {
         for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].sqkv_b);
     free(w->enc);
     free(w->dec);
-    release_span(&w->c0_w, &w->sub_b);
+    release_span(&w->c0_w, &w->sub_w_cl);
     release_span(&w->proj_w, &w->emb_ln_b);
     release_span(&w->final_ln_g, &w->head_b);
     memset(w, 0, sizeof *w);

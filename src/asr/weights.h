@@ -112,6 +112,11 @@ typedef struct ct_asr_weights {
     ct_q8_plan q8; /* under Q8: the kinds kept in float (the plan in effect) */
     /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
     ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
+    /* Where the backend has the fused subsampling (compute/backend.h,
+     * version 6; not the CPU): sub_w's columns reordered from c·F3 + f to
+     * f·C + c, the channels-last layout the op's last map has. Empty
+     * elsewhere. */
+    ct_tensor sub_w_cl;
     ct_enc_layer *enc; /* enc_layers */
     ct_tensor proj_w, proj_b; /* (d_dec, d_enc) */
     ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */

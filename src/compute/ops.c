@@ -223,6 +223,14 @@ ct_status ct_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_b
     return be->ops->attn_causal_qkv_dev(be, out, qkv, kc, vc, slot, n, pos, Smax, H, Dh, ws);
 }
 
+int ct_backend_has_fused_subsample(const ct_backend *be) { return HAS_V6(subsample); }
+
+ct_status ct_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len, int B,
+                          int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws) {
+    if (!HAS_V6(subsample)) return no_v4(be, "subsample");
+    return be->ops->subsample(be, x, feats, w, len, B, T, M, C, d, a, b, ws);
+}
+
 /* ---- version 5 (continued): the wav2vec2 aligner's ops ------------------ */
 
 int ct_backend_has_w2v2_ops(const ct_backend *be) {

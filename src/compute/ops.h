@@ -102,6 +102,10 @@ ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p
 int ct_backend_has_fused_decoder(const ct_backend *be);
 ct_status ct_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+/* subsample: x f32 or act, feats f32, a, b act scratch (backend.h). */
+int ct_backend_has_fused_subsample(const ct_backend *be);
+ct_status ct_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len, int B,
+                          int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
 /* Version 5 (backend.h): the wav2vec2 aligner's ops. Without the typed
  * entry, every buffer must be F32 and the version-2 float32 entry runs. */
 /* y (act|f32) = conv1d(x (act|f32)); the backend may compute in float32 and

@@ -428,6 +428,60 @@ static void test_fused_decoder(void **state) {
     }
 }
 
+/* The fused subsampling (version 6) against its composition. */
+static void check_subsample(ct_dtype dt, int B, int T, int M, int C, int d, const int *len) {
+    int T3 = T, F3 = M;
+    for (int i = 0; i < 3; i++) T3 = (T3 - 1) / 2 + 1, F3 = (F3 - 1) / 2 + 1;
+    const int T1 = (T - 1) / 2 + 1, F1 = (M - 1) / 2 + 1, T2 = (T1 - 1) / 2 + 1, F2 = (F1 - 1) / 2 + 1;
+    float *feats = rnd(CT_DTYPE_F32, (size_t)B * T * M, 1.f);
+    float *v[8]; /* c0_w c0_b dw1_w dw1_b pw1_b dw2_w dw2_b pw2_b */
+    const size_t vn[8] = {(size_t)C * 9, (size_t)C, (size_t)C * 9, (size_t)C, (size_t)C, (size_t)C * 9, (size_t)C, (size_t)C};
+    for (int i = 0; i < 8; i++) v[i] = rnd(CT_DTYPE_F32, vn[i], 0.4f);
+    float *pw1 = rnd(dt, (size_t)C * C, 0.2f), *pw2 = rnd(dt, (size_t)C * C, 0.2f);
+    float *ow = rnd(dt, (size_t)d * F3 * C, 0.1f), *ob = rnd(CT_DTYPE_F32, d, 1.f);
+    int64_t sp[2] = {C, C}, so[2] = {d, (int64_t)F3 * C};
+    ct_tensor rp1, rp2, ro, cp1, cp2, co;
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, pw1, CT_DTYPE_F32, 2, sp, &rp1));
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, pw2, CT_DTYPE_F32, 2, sp, &rp2));
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, ow, CT_DTYPE_F32, 2, so, &ro));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, pw1, CT_DTYPE_F32, 2, sp, &cp1));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, pw2, CT_DTYPE_F32, 2, sp, &cp2));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, ow, CT_DTYPE_F32, 2, so, &co));
+    float *dv[8];
+    for (int i = 0; i < 8; i++) dv[i] = dvec(v[i], vn[i]);
+    float *db = dvec(ob, d);
+    ct_subsample_weights wr = {v[0], v[1], v[2], v[3], &rp1, v[4], v[5], v[6], &rp2, v[7], &ro, ob};
+    ct_subsample_weights wc = {dv[0], dv[1], dv[2], dv[3], &cp1, dv[4], dv[5], dv[6], &cp2, dv[7], &co, db};
+    size_t nx = (size_t)B * T3 * d;
+    float *xr = malloc(sizeof(float) * nx);
+    CT_ASSERT_OK(ct_ref_subsample(g_ref, ct_buf_f32(xr), ct_buf_f32(feats), &wr, len, B, T, M, C, d, CT_BUF_NONE,
+                                  CT_BUF_NONE, &g_ws_ref));
+    ct_buf dx = dpoison(CT_DTYPE_F32, nx), df = dput(CT_DTYPE_F32, feats, (size_t)B * T * M);
+    ct_buf da = dpoison(dt, (size_t)B * T1 * F1 * C), dbuf = dpoison(dt, (size_t)B * T2 * F2 * C);
+    CT_ASSERT_OK(ct_op_subsample(g_cu, dx, df, &wc, len, B, T, M, C, d, da, dbuf, &g_ws_cu));
+    float *got = dget(dx, nx);
+    char what[80];
+    snprintf(what, sizeof what, "subsample %dx%dx%d C%d d%d", B, T, M, C, d);
+    expect_close(what, dt, got, xr, nx, tol_for(dt));
+    free(got), free(xr), free(feats), free(pw1), free(pw2), free(ow), free(ob);
+    for (int i = 0; i < 8; i++) free(v[i]), g_cu->ops->free(g_cu, dv[i]);
+    g_cu->ops->free(g_cu, db);
+    dfree(dx), dfree(df), dfree(da), dfree(dbuf);
+    ct_tensor_release(&rp1), ct_tensor_release(&rp2), ct_tensor_release(&ro);
+    ct_tensor_release(&cp1), ct_tensor_release(&cp2), ct_tensor_release(&co);
+}
+
+static void test_subsample(void **state) {
+    (void)state;
+    assert_true(ct_backend_has_fused_subsample(g_cu));
+    assert_false(ct_backend_has_fused_subsample(g_ref)); /* the CPU runs the composition */
+    int len3[3] = {37, 0, 13}, len1[1] = {200};
+    for (int i = 0; i < 2; i++) {
+        check_subsample(ACT16[i], 3, 37, 20, 24, 40, len3);  /* masked and empty rows, odd sizes */
+        check_subsample(ACT16[i], 1, 200, 128, 64, 96, len1); /* the model's 128 bins */
+    }
+}
+
 static void check_relpos(ct_backend *be, const char *what, ct_dtype dt, int B, int T, int H, int Dh) {
     int D = H * Dh, len[3] = {T, T - 7, 1};
     size_t m = (size_t)B * T * D, pn = (size_t)(2 * T - 1) * D;
@@ -535,6 +589,8 @@ static void test_fused(void **state) {
         int len4[3] = {70, 0, 5};
         check_glu_dwconv(dt, 3, 70, 64, 9, len4); /* kernel 9's register window: masked and empty rows */
         check_glu_dwconv(dt, 1, 20, 33, 9, len4); /* kernel 9 over an odd channel count: the tile kernel */
+        int len6[6] = {720, 700, 1, 0, 719, 64};
+        check_glu_dwconv(dt, 6, 720, 1024, 9, len6); /* kernel 9 with a grid that fills the GPU: 64 steps a block */
         check_relpos_qkv(g_cu_simple, "attn_relpos_qkv simple", dt, 3, 90, 2, 64);
     }
     check_relpos_qkv(g_cu, "attn_relpos_qkv fused", CT_DTYPE_BF16, 3, 150, 2, 64);
@@ -597,6 +653,7 @@ int main(void) {
         cmocka_unit_test(test_pos_embed_argmax), cmocka_unit_test(test_decoder_attention),
         cmocka_unit_test(test_relpos),      cmocka_unit_test(test_fused),
         cmocka_unit_test(test_fused_decoder), cmocka_unit_test(test_bias_kept),
+        cmocka_unit_test(test_subsample),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     ct_backend_arena_free(g_cu, &g_ws_cu);

@@ -219,6 +219,7 @@ static const ct_backend_ops cuda_ops = {
     .add_t = ct_cuda_op_add,
     .attn_full_t = ct_cuda_op_attn_full,
     .attn_causal_qkv_dev = ct_cuda_op_attn_causal_qkv_dev,
+    .subsample = ct_cuda_op_subsample,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

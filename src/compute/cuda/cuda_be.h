@@ -211,7 +211,12 @@ ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, c
 /* version 6: the fused decoder step (cuda_ops_attn.cu) */
 ct_status ct_cuda_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
                                          int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+/* version 6: the subsampling in channels-last layout (cuda_ops_sub.cu) */
+ct_status ct_cuda_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
+                               int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
 
+/* Multiprocessors of the current device (asked once). */
+int ct_cuda_sm_count(void);
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);
 /* In place x[r][c] = act(x[r][c] + bias) over rows × cols (bias may be

@@ -89,7 +89,7 @@ __global__ void k_bias_act_flat(T *x, const float *bias, size_t nvec, int nv, in
     }
 }
 
-static int sm_count(void) {
+int ct_cuda_sm_count(void) {
     static int n = 0;
     if (!n) {
         int dev = 0, v = 0;
@@ -113,7 +113,7 @@ ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t r
         size_t nvec = rows * (size_t)(cols / V);
         if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0 && nvec >= ((size_t)1 << 16)) {
             /* large blocks (the FF modules' SiLU): grid-stride */
-            size_t want = (nvec + 511) / 512, cap = (size_t)sm_count() * 16;
+            size_t want = (nvec + 511) / 512, cap = (size_t)ct_cuda_sm_count() * 16;
             k_bias_act_flat<T, V><<<(unsigned)(want < cap ? want : cap), 256, 0, ct_cstream(be)>>>(
                 (T *)x.data, bias, nvec, cols / V, per_row, bn, (int)act);
         } else if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0) {

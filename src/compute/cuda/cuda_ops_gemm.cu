@@ -6,6 +6,10 @@
  */
 #include "compute/cuda/cuda_be.h"
 
+#ifndef CT_CUDA_BIAS_F32_FIRST
+#define CT_CUDA_BIAS_F32_FIRST 0 /* experiment switch: 1 = the float32 bias first (h-cuda3) */
+#endif
+
 static int is16(ct_dtype t) { return t == CT_DTYPE_BF16 || t == CT_DTYPE_F16; }
 
 /* cuBLASLt adds the bias in D's type; the reference adds alpha·b (the
@@ -100,6 +104,18 @@ ct_status ct_cuda_op_matmul(ct_backend *be, ct_buf y, ct_buf x, const ct_tensor 
      * below. Per shape: the plan cache remembers a refused one, so asking
      * again costs a lookup, where one refused shape used to send every later
      * matmul (a decoder step's five) through the conversion */
+#if !CT_CUDA_BIAS_F32_FIRST
+    /* the bias kept in the output's type (made once per bias, outside a
+     * graph capture): the epilogue the old engine used, whose kernels the
+     * heuristic chooses for every shape */
+    if (!silu && b && y.dtype != CT_DTYPE_F32) {
+        const void *kept = bias_kept(be, y.dtype, b, alpha, N);
+        if (kept) {
+            g.bias = kept;
+            return ct_cuda_gemm(cb->c, &g);
+        }
+    }
+#endif
     if (!silu && b && alpha == 1.f && y.dtype != CT_DTYPE_F32) {
         g.bias = b;
         g.bias_f32 = 1;

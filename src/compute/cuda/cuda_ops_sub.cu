@@ -101,8 +101,7 @@ template <typename E> __global__ void k_sub_mask(E *x, const int *len, int T, si
 ct_status ct_cuda_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
                                int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws) {
     if (B <= 0 || T <= 0) return CT_OK;
-    ct_cuda_be *cb = ct_cbe(be);
-    if (feats.dtype != CT_DTYPE_F32 || a.dtype != cb->act || b.dtype != cb->act)
+    if (feats.dtype != CT_DTYPE_F32 || a.dtype != b.dtype || (a.dtype != CT_DTYPE_BF16 && a.dtype != CT_DTYPE_F16))
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: feats %s, scratch %s/%s", ct_dtype_name(feats.dtype),
                        ct_dtype_name(a.dtype), ct_dtype_name(b.dtype));
     if (C <= 0 || C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: %d channels (1..1024)", C);

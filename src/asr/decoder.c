@@ -181,16 +181,8 @@ static ct_status step_run(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     ALLOC(last, (size_t)n * d, f32);
     ALLOC(lastn, (size_t)n * d, at);
     /* a device step on a backend with the fused step (version 6): q|k|v from
-     * one packed product, the cache writes inside the attention. Up to
-     * FUSED_STEP_ROWS rows: on the H200, with it (and the biases kept in
-     * bf16) the batch-1 decoder went from 0.0946 to 0.088 s per 100
-     * tokens, while at 128 rows it went from 0.132 to 0.149 s (not yet
-     * understood, not measured in between; docs/PERFORMANCE.md, issue 13
-     * A/B), so larger steps keep the three products and the separate
-     * cache writes. The same results either way (same definition). */
-    enum { FUSED_STEP_ROWS = 32 };
-    const int fused = in->pos_dev && S == 1 && n <= FUSED_STEP_ROWS && ct_backend_has_fused_decoder(be) &&
-                      w->dec[0].sqkv_w.data;
+     * one packed product, the cache writes inside the attention */
+    const int fused = in->pos_dev && S == 1 && ct_backend_has_fused_decoder(be) && w->dec[0].sqkv_w.data;
     ct_buf qkv = CT_BUF_NONE;
     if (fused) ALLOC(qkv, (size_t)3 * M * d, at);
     if (n > st->slots) {

@@ -33,22 +33,26 @@ __global__ void k_sub_conv0(E *y, const float *x, const float *w, const float *b
     }
     __syncthreads();
     const int c = threadIdx.x;
-    if (c >= C) return;
+    if (c >= C)
+        return;
     E *yr = y + ((size_t)b * T1 + t) * F1 * C;
     if (t >= len1[b]) {
-        for (int f = 0; f < F1; f++) yr[(size_t)f * C + c] = ct_st<E>(0.f);
+        for (int f = 0; f < F1; f++)
+            yr[(size_t)f * C + c] = ct_st<E>(0.f);
         return;
     }
     float wk[9];
 #pragma unroll
-    for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
+    for (int k = 0; k < 9; k++)
+        wk[k] = w[c * 9 + k];
     const float bc = bias[c];
     for (int f = 0; f < F1; f++) {
         float acc = bc;
 #pragma unroll
         for (int kt = 0; kt < 3; kt++)
 #pragma unroll
-            for (int kf = 0; kf < 3; kf++) acc += wk[kt * 3 + kf] * rows[kt * W + 2 * f + kf]; /* bin 2f−1+kf */
+            for (int kf = 0; kf < 3; kf++)
+                acc += wk[kt * 3 + kf] * rows[kt * W + 2 * f + kf]; /* bin 2f−1+kf */
         yr[(size_t)f * C + c] = ct_st<E>(fmaxf(acc, 0.f));
     }
 }
@@ -62,15 +66,18 @@ __global__ void k_sub_dw(E *y, const E *x, const float *w, const float *bias, co
                          int Ti, int Fi, int C) {
     const int To = stride2(Ti), Fo = stride2(Fi);
     const int b = blockIdx.x / To, t = blockIdx.x % To, c = threadIdx.x;
-    if (c >= C) return;
+    if (c >= C)
+        return;
     E *yr = y + ((size_t)b * To + t) * Fo * C + c;
     if (t >= len_out[b]) {
-        for (int f = 0; f < Fo; f++) yr[(size_t)f * C] = ct_st<E>(0.f);
+        for (int f = 0; f < Fo; f++)
+            yr[(size_t)f * C] = ct_st<E>(0.f);
         return;
     }
     float wk[9];
 #pragma unroll
-    for (int k = 0; k < 9; k++) wk[k] = w[c * 9 + k];
+    for (int k = 0; k < 9; k++)
+        wk[k] = w[c * 9 + k];
     const float bc = bias[c];
     const int L = min(len_in[b], Ti);
     for (int f = 0; f < Fo; f++) {
@@ -78,12 +85,14 @@ __global__ void k_sub_dw(E *y, const E *x, const float *w, const float *bias, co
 #pragma unroll
         for (int kt = 0; kt < 3; kt++) {
             int ti = 2 * t - 1 + kt;
-            if (ti < 0 || ti >= L) continue;
+            if (ti < 0 || ti >= L)
+                continue;
             const E *xr = x + ((size_t)b * Ti + ti) * Fi * C + c;
 #pragma unroll
             for (int kf = 0; kf < 3; kf++) {
                 int fi = 2 * f - 1 + kf;
-                if (fi >= 0 && fi < Fi) acc += wk[kt * 3 + kf] * ct_ld(xr[(size_t)fi * C]);
+                if (fi >= 0 && fi < Fi)
+                    acc += wk[kt * 3 + kf] * ct_ld(xr[(size_t)fi * C]);
             }
         }
         yr[(size_t)f * C] = ct_st<E>(acc);
@@ -93,27 +102,34 @@ __global__ void k_sub_dw(E *y, const E *x, const float *w, const float *bias, co
 /* Rows t ≥ len[b] of x (B, T, inner) to zero; grid (T, B), masked rows only. */
 template <typename E> __global__ void k_sub_mask(E *x, const int *len, int T, size_t inner) {
     const int b = blockIdx.y, t = blockIdx.x;
-    if (t < len[b]) return;
+    if (t < len[b])
+        return;
     E *r = x + ((size_t)b * T + t) * inner;
-    for (size_t i = threadIdx.x; i < inner; i += blockDim.x) r[i] = ct_st<E>(0.f);
+    for (size_t i = threadIdx.x; i < inner; i += blockDim.x)
+        r[i] = ct_st<E>(0.f);
 }
 
 ct_status ct_cuda_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
                                int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws) {
-    if (B <= 0 || T <= 0) return CT_OK;
+    if (B <= 0 || T <= 0)
+        return CT_OK;
     if (feats.dtype != CT_DTYPE_F32 || a.dtype != b.dtype || (a.dtype != CT_DTYPE_BF16 && a.dtype != CT_DTYPE_F16))
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: feats %s, scratch %s/%s", ct_dtype_name(feats.dtype),
                        ct_dtype_name(a.dtype), ct_dtype_name(b.dtype));
-    if (C <= 0 || C > 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: %d channels (1..1024)", C);
+    if (C <= 0 || C > 1024)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: %d channels (1..1024)", C);
     const size_t smem = sizeof(float) * 3 * ((size_t)M + 2);
-    if (smem > 48 * 1024) return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: %d mel bins", M);
-    if ((size_t)3 * B > CT_SIDE_INTS) return ct_fail(CT_ERR_LIMIT, "cuda subsample: %d rows", B);
+    if (smem > 48 * 1024)
+        return ct_fail(CT_ERR_UNSUPPORTED, "cuda subsample: %d mel bins", M);
+    if ((size_t)3 * B > CT_SIDE_INTS)
+        return ct_fail(CT_ERR_LIMIT, "cuda subsample: %d rows", B);
     const int T1 = stride2(T), T2 = stride2(T1), T3 = stride2(T2);
     const int F1 = stride2(M), F2 = stride2(F1), F3 = stride2(F2);
     if (w->out_w->ndim != 2 || w->out_w->shape[0] != d || w->out_w->shape[1] != (int64_t)F3 * C)
         return ct_fail(CT_ERR_INVALID_ARG, "cuda subsample: projection shape for d=%d, %d·%d inputs", d, F3, C);
     int *L = (int *)malloc(sizeof(int) * 3 * (size_t)B);
-    if (!L) return ct_fail(CT_ERR_OOM, "cuda subsample: lengths");
+    if (!L)
+        return ct_fail(CT_ERR_OOM, "cuda subsample: lengths");
     for (int r = 0; r < B; r++) {
         L[r] = stride2(len[r] < T ? len[r] : T);
         L[B + r] = stride2(L[r]);
@@ -127,8 +143,7 @@ ct_status ct_cuda_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_
     cudaStream_t st = ct_cstream(be);
     /* a: conv0 (B,T1,F1,C); b: dw1 (B,T2,F2,C); a: pw1; b: dw2 (B,T3,F3,C); a: pw2 */
     CT_CUDA_DISPATCH(a.dtype, E, "subsample", {
-        k_sub_conv0<E><<<B * T1, C, smem, st>>>((E *)a.data, (const float *)feats.data, w->c0_w, w->c0_b, dL1, T, M,
-                                                C);
+        k_sub_conv0<E><<<B * T1, C, smem, st>>>((E *)a.data, (const float *)feats.data, w->c0_w, w->c0_b, dL1, T, M, C);
         LAUNCH_CHECK();
         k_sub_dw<E><<<B * T2, C, 0, st>>>((E *)b.data, (const E *)a.data, w->dw1_w, w->dw1_b, dL1, dL2, T1, F1, C);
         LAUNCH_CHECK();

@@ -40,7 +40,7 @@ size_t ct_decoder_step_bytes(const ct_asr_hparams *hp, int n, int S, int Tenc, i
      * ff), last and its norm (n × d), each rounded up to the arena's alignment; the
      * matmuls' per-thread weight tiles or the attention scratch come on top */
     size_t acts = 6 * fbytes(M * d) + fbytes(M * ff) + 2 * fbytes((size_t)n * d) + 2 * fbytes((size_t)n * S) +
-                  16 * CT_ARENA_ALIGN;
+                  fbytes(3 * M * d) + 16 * CT_ARENA_ALIGN; /* + the fused step's packed q|k|v */
     size_t K = ff > (size_t)hp->d_enc ? ff : (size_t)hp->d_enc;
     size_t att = nth * (size_t)(Tenc > Smax ? Tenc : Smax) + (size_t)(Tenc > Smax ? Tenc : Smax);
     size_t tiles = nth * 64 * K;
@@ -180,6 +180,11 @@ static ct_status step_run(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
     ALLOC(f, (size_t)M * (hp->dec_ff > d ? hp->dec_ff : d), at);
     ALLOC(last, (size_t)n * d, f32);
     ALLOC(lastn, (size_t)n * d, at);
+    /* a device step on a backend with the fused step (version 6): q|k|v from
+     * one packed product, the cache writes inside the attention */
+    const int fused = in->pos_dev && S == 1 && ct_backend_has_fused_decoder(be) && w->dec[0].sqkv_w.data;
+    ct_buf qkv = CT_BUF_NONE;
+    if (fused) ALLOC(qkv, (size_t)3 * M * d, at);
     if (n > st->slots) {
         ct_arena_rewind(ws, mark);
         return ct_fail(CT_ERR_INVALID_ARG, "decoder: %d rows for %d slots", n, st->slots);
@@ -193,12 +198,17 @@ static ct_status step_run(const ct_asr_weights *w, ct_backend *be, ct_decoder_st
         const ct_buf ck = ct_buf_make(st->ck[l], at), cv = ct_buf_make(st->cv[l], at);
         /* x += SelfAttn(LN1(x)) over the cache */
         TRY(ct_op_layer_norm(be, h, x, F32(L->ln1_g), F32(L->ln1_b), M, d, eps));
-        TRY(ct_op_matmul(be, q, h, &L->sq_w, F32(L->sq_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(ct_op_matmul(be, k, h, &L->sk_w, F32(L->sk_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(ct_op_matmul(be, v, h, &L->sv_w, F32(L->sv_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
-        TRY(step_kv_write(be, sk, k, in, slot, n, S, st->Smax, d));
-        TRY(step_kv_write(be, sv, v, in, slot, n, S, st->Smax, d));
-        TRY(step_attn(be, att, q, sk, sv, in, slot, n, S, st->Smax, H, Dh, ws));
+        if (fused && L->sqkv_w.data) {
+            TRY(ct_op_matmul(be, qkv, h, &L->sqkv_w, F32(L->sqkv_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, 3 * d, d, ws));
+            TRY(ct_op_attn_causal_qkv_dev(be, att, qkv, sk, sv, slot, n, in->pos_dev, st->Smax, H, Dh, ws));
+        } else {
+            TRY(ct_op_matmul(be, q, h, &L->sq_w, F32(L->sq_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+            TRY(ct_op_matmul(be, k, h, &L->sk_w, F32(L->sk_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+            TRY(ct_op_matmul(be, v, h, &L->sv_w, F32(L->sv_b), CT_BUF_NONE, 1.0f, CT_ACT_NONE, M, d, d, ws));
+            TRY(step_kv_write(be, sk, k, in, slot, n, S, st->Smax, d));
+            TRY(step_kv_write(be, sv, v, in, slot, n, S, st->Smax, d));
+            TRY(step_attn(be, att, q, sk, sv, in, slot, n, S, st->Smax, H, Dh, ws));
+        }
         TRY(ct_op_matmul(be, x, att, &L->so_w, F32(L->so_b), x, 1.0f, CT_ACT_NONE, M, d, d, ws));
         /* x += CrossAttn(LN2(x), enc) */
         TRY(ct_op_layer_norm(be, h, x, F32(L->ln2_g), F32(L->ln2_b), M, d, eps));

@@ -91,6 +91,19 @@ static ct_status subsample_rows(const ct_asr_weights *w, ct_backend *be, ct_aren
     }
     const ct_dtype at = ct_backend_act_dtype(be);
     size_t mark = ct_arena_mark(act);
+    if (ct_backend_has_fused_subsample(be) && w->sub_w_cl.data) {
+        /* the same composition as one op (backend.h, subsample): two maps
+         * of scratch, within the room counted for the five below */
+        ct_subsample_weights sw = {F32(w->c0_w),  F32(w->c0_b),  F32(w->dw1_w), F32(w->dw1_b),
+                                   &w->pw1_w,     F32(w->pw1_b), F32(w->dw2_w), F32(w->dw2_b),
+                                   &w->pw2_w,     F32(w->pw2_b), &w->sub_w_cl,  F32(w->sub_b)};
+        ct_buf a, b;
+        ALLOC(a, (size_t)R * C * T1 * F1, at);
+        ALLOC(b, (size_t)R * C * T2 * F2, at);
+        ct_status st = ct_op_subsample(be, x, feats, &sw, L0, R, T, M, C, hp->d_enc, a, b, ws);
+        ct_arena_rewind(act, mark);
+        return st;
+    }
     ct_buf s1, s2, s3, s4, s5, flat;
     ALLOC(s1, (size_t)R * C * T1 * F1, at);
     ALLOC(s2, (size_t)R * C * T2 * F2, at);

@@ -95,7 +95,11 @@ ct_status ct_generate_greedy_dev(const ct_asr_weights *w, ct_backend *be, ct_dec
             if ((s = o->to_host(be, &active, g.active, sizeof active)) != CT_OK) goto done;
             if (!active) break;
         }
-        if (!graph) {
+        /* the first device step runs as it is, not captured: what a backend
+         * makes on first use (cuda: GEMM plans, biases converted for the
+         * epilogue) is made there, outside the graph, which then holds the
+         * step's kernels only. The same ops either way. */
+        if (!graph || step == 1) {
             if ((s = ct_decoder_step_dev(w, be, st, ws, g.ids, g.pos, slot, B, logits)) != CT_OK) goto done;
             if ((s = ct_op_greedy_step(be, &g, ct_buf_f32(logits), B, V)) != CT_OK) goto done;
             continue;

@@ -393,6 +393,50 @@ static ct_status pack_qkv(loader *L, const ct_asr_hparams *hp, ct_enc_layer *e) 
     return CT_OK;
 }
 
+/* The decoder's packed self-attention projection, for a backend with the
+ * fused decoder step (weights.h): one GEMM makes q|k|v per step where three
+ * did, in the layout attn_causal_qkv_dev reads. The CPU tables lack that
+ * op and keep their three products. */
+static ct_status pack_dec_qkv(loader *L, int64_t d, ct_dec_layer *l) {
+    ct_backend *be = L->be;
+    if (!ct_backend_has_fused_decoder(be)) return CT_OK;
+    if (l->sq_w.dtype != l->sk_w.dtype || l->sq_w.dtype != l->sv_w.dtype || l->sq_w.dtype == CT_DTYPE_Q8 ||
+        l->sq_w.dtype == CT_DTYPE_Q8_0 || !l->sq_b.data || !l->sk_b.data || !l->sv_b.data)
+        return CT_OK;
+    const size_t part = l->sq_w.nbytes, bpart = sizeof(float) * (size_t)d;
+    ct_tensor w, b;
+    CT_TRY(ct_tensor_alloc(be, l->sq_w.dtype, 2, DIMS(3 * d, d), &w));
+    ct_status s = ct_tensor_alloc(be, CT_DTYPE_F32, 1, DIMS(3 * d), &b);
+    if (s != CT_OK) {
+        ct_tensor_release(&w);
+        return ct_fail_wrap(s, "packed decoder projection");
+    }
+    ct_tensor *src[3] = {&l->sq_w, &l->sk_w, &l->sv_w}, *bsrc[3] = {&l->sq_b, &l->sk_b, &l->sv_b};
+    for (int i = 0; i < 3 && s == CT_OK; i++) s = be->ops->copy(be, (char *)w.data + (size_t)i * part, src[i]->data, part);
+    for (int i = 0; i < 3 && s == CT_OK; i++)
+        s = be->ops->copy(be, (char *)b.data + (size_t)i * bpart, bsrc[i]->data, bpart);
+    if (s == CT_OK) s = be->ops->synchronize(be); /* the copies are done before their sources go */
+    if (s != CT_OK) {
+        ct_tensor_release(&w);
+        ct_tensor_release(&b);
+        return ct_fail_wrap(s, "packed decoder projection");
+    }
+    for (int i = 0; i < 3; i++) { /* the separate tensors become views of the packed rows */
+        ct_tensor v = *src[i], vb = *bsrc[i];
+        ct_tensor_release(src[i]);
+        ct_tensor_release(bsrc[i]);
+        v.data = (char *)w.data + (size_t)i * part;
+        v.owner = NULL;
+        *src[i] = v;
+        vb.data = (char *)b.data + (size_t)i * bpart;
+        vb.owner = NULL;
+        *bsrc[i] = vb;
+    }
+    l->sqkv_w = w;
+    l->sqkv_b = b;
+    return CT_OK;
+}
+
 static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparams *hp, int i, ct_dec_layer *l) {
     char p[128], nm[256];
     const int64_t d = hp->d_dec, ff = hp->dec_ff;
@@ -410,7 +454,35 @@ static ct_status load_decoder_layer(loader *L, ct_dtype wdt, const ct_asr_hparam
     CT_TRY(norm(L, &l->ln3_g, &l->ln3_b, NAME("%s.layer_norm_3", p), d));
     CT_TRY(linear(L, KD(DEC_FF), &l->fc1_w, &l->fc1_b, NAME("%s.third_sub_layer.dense_in", p), ff, d, 0, 1));
     CT_TRY(linear(L, KD(DEC_FF), &l->fc2_w, &l->fc2_b, NAME("%s.third_sub_layer.dense_out", p), d, ff, 0, 1));
-    return CT_OK;
+    return pack_dec_qkv(L, d, l);
+}
+
+/* The subsampling projection in the fused subsampling's column order
+ * (weights.h, sub_w_cl): a copy of sub_w with column c·F + f moved to
+ * f·C + c, made once here for backends with that op. */
+static ct_status reorder_sub_w(loader *L, int64_t C, int64_t F, int64_t d, ct_asr_weights *w) {
+    ct_backend *be = L->be;
+    if (!ct_backend_has_fused_subsample(be)) return CT_OK;
+    const ct_tensor *t = &w->sub_w;
+    const size_t es = ct_dtype_size(t->dtype), K = (size_t)(C * F);
+    if (t->dtype == CT_DTYPE_Q8 || t->dtype == CT_DTYPE_Q8_0 || t->nbytes != (size_t)d * K * es) return CT_OK;
+    char *h = malloc(t->nbytes), *g = malloc(t->nbytes);
+    ct_status s = h && g ? be->ops->to_host(be, h, t->data, t->nbytes) : ct_fail(CT_ERR_OOM, "subsampling projection");
+    if (s == CT_OK) {
+        for (int64_t o = 0; o < d; o++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t f = 0; f < F; f++)
+                    memcpy(g + ((size_t)o * K + (size_t)(f * C + c)) * es, h + ((size_t)o * K + (size_t)(c * F + f)) * es,
+                           es);
+        s = ct_tensor_alloc(be, t->dtype, 2, DIMS(d, (int64_t)K), &w->sub_w_cl);
+        if (s == CT_OK) s = be->ops->to_device(be, w->sub_w_cl.data, g, t->nbytes);
+        if (s == CT_OK) s = be->ops->synchronize(be);
+        if (s != CT_OK) ct_tensor_release(&w->sub_w_cl);
+    }
+    free(h);
+    free(g);
+    if (s == CT_OK) L->bytes += w->sub_w_cl.nbytes;
+    return s == CT_OK ? CT_OK : ct_fail_wrap(s, "subsampling projection");
 }
 
 static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_asr_weights *w) {
@@ -432,6 +504,7 @@ static ct_status load_all(loader *L, const ct_asr_hparams *hp, ct_dtype wdt, ct_
     CT_TRY(load(L, &w->dw2_b, CT_DTYPE_F32, "encoder.pre_encode.conv.5.bias", 1, DIMS(C), 0));
     CT_TRY(linear(L, hi, &w->pw2_w, &w->pw2_b, "encoder.pre_encode.conv.6", C, C, 2, 1));
     CT_TRY(linear(L, hi, &w->sub_w, &w->sub_b, "encoder.pre_encode.out", d, C * f, 0, 1));
+    CT_TRY(reorder_sub_w(L, C, f, d, w));
     w->enc = calloc((size_t)hp->enc_layers, sizeof *w->enc);
     w->dec = calloc((size_t)hp->dec_layers, sizeof *w->dec);
     if (!w->enc || !w->dec) return ct_fail(CT_ERR_OOM, "weights: layer tables");
@@ -494,10 +567,10 @@ void ct_asr_weights_free(ct_asr_weights *w) {
     if (w->enc)
         for (int i = 0; i < w->hp.enc_layers; i++) release_span(&w->enc[i].ln_ff1_g, &w->enc[i].pos_c);
     if (w->dec)
-        for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].fc2_b);
+        for (int i = 0; i < w->hp.dec_layers; i++) release_span(&w->dec[i].ln1_g, &w->dec[i].sqkv_b);
     free(w->enc);
     free(w->dec);
-    release_span(&w->c0_w, &w->sub_b);
+    release_span(&w->c0_w, &w->sub_w_cl);
     release_span(&w->proj_w, &w->emb_ln_b);
     release_span(&w->final_ln_g, &w->head_b);
     memset(w, 0, sizeof *w);

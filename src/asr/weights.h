@@ -66,6 +66,11 @@ typedef struct ct_dec_layer {
     ct_tensor ln1_g, ln1_b, sq_w, sq_b, sk_w, sk_b, sv_w, sv_b, so_w, so_b;
     ct_tensor ln2_g, ln2_b, cq_w, cq_b, ck_w, ck_b, cv_w, cv_b, co_w, co_b;
     ct_tensor ln3_g, ln3_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    /* Where the backend has the fused decoder step (compute/backend.h,
+     * version 6; not the CPU): the self-attention's one packed projection,
+     * sqkv_w (3d, d) = [sq_w; sk_w; sv_w] (those are then views of its
+     * rows), sqkv_b (3d) = [sq_b | sk_b | sv_b]. Empty elsewhere. */
+    ct_tensor sqkv_w, sqkv_b;
 } ct_dec_layer;
 
 /* int8 (Q8) precision plan: the kinds of dense weight that stay in the
@@ -107,6 +112,11 @@ typedef struct ct_asr_weights {
     ct_q8_plan q8; /* under Q8: the kinds kept in float (the plan in effect) */
     /* subsampling: conv0 (C,1,3,3), dw1/dw2 (C,1,3,3), pw1/pw2 (C,C), out (d, C·16) */
     ct_tensor c0_w, c0_b, dw1_w, dw1_b, pw1_w, pw1_b, dw2_w, dw2_b, pw2_w, pw2_b, sub_w, sub_b;
+    /* Where the backend has the fused subsampling (compute/backend.h,
+     * version 6; not the CPU): sub_w's columns reordered from c·F3 + f to
+     * f·C + c, the channels-last layout the op's last map has. Empty
+     * elsewhere. */
+    ct_tensor sub_w_cl;
     ct_enc_layer *enc; /* enc_layers */
     ct_tensor proj_w, proj_b; /* (d_dec, d_enc) */
     ct_tensor tok_emb, pos_emb, emb_ln_g, emb_ln_b; /* tok (V,d), pos (max_pos,d), f32 */

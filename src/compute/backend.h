@@ -44,10 +44,30 @@
  *    and typed entries of the wav2vec2 aligner's ops (conv1d_t,
  *    conv1d_grouped_t, gelu_t, add_t, attn_full_t with key lengths), so the
  *    aligner runs bf16 on CUDA; NULL on the CPU tables (compute/ops.c falls
- *    back). */
-#define CT_BACKEND_VERSION 5
+ *    back).
+ * 6: the fused decoder step (attn_causal_qkv_dev): a device step's KV-cache
+ *    writes and causal self-attention over one packed q|k|v projection, in
+ *    one pass; and the whole subsampling in channels-last layout
+ *    (subsample); NULL on the CPU tables (the model runs the compositions). */
+#define CT_BACKEND_VERSION 6
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
+
+/* The subsampling's weights (version 6, subsample): three 3×3 stride-2
+ * convs (the first full over one input channel, the other two depthwise),
+ * each depthwise one followed by a pointwise conv with ReLU, then the
+ * projection of each frame's C·F3 values. */
+typedef struct ct_subsample_weights {
+    const float *c0_w, *c0_b;   /* (C,1,3,3), (C) f32 */
+    const float *dw1_w, *dw1_b; /* (C,1,3,3), (C) f32 */
+    const ct_tensor *pw1_w;     /* (C, C) */
+    const float *pw1_b;         /* (C) f32 */
+    const float *dw2_w, *dw2_b;
+    const ct_tensor *pw2_w;
+    const float *pw2_b;
+    const ct_tensor *out_w;     /* (d, F3·C), columns f·C + c: channels-last (not flatten_ct's c·F3 + f) */
+    const float *out_b;         /* (d) f32 */
+} ct_subsample_weights;
 
 typedef struct ct_backend ct_backend;
 
@@ -340,6 +360,28 @@ typedef struct ct_backend_ops {
      * all T); query rows i ≥ len[b] are written as zeros. len (B) host. */
     ct_status (*attn_full_t)(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B, int T,
                              int H, int Dh, ct_dtype prod, ct_arena *ws);
+
+    /* ---- version 6: the fused decoder step ---------------------------------
+     * One device step's self-attention over a packed projection: qkv (n,
+     * 3·H·Dh) act holds [q | k | v] per row; the k and v parts are written
+     * into kc and vc at slot[r], position *pos (kv_write_dev), then out (n,
+     * H·Dh) act = attn_causal_dev(q) over those caches. One launch where the
+     * composition takes three (and three q/k/v products become one). NULL
+     * (the CPU tables): asr/decoder.c runs the composition. Reference:
+     * ct_ref_attn_causal_qkv_dev (compute/ref/ref_fused.c). */
+    ct_status (*attn_causal_qkv_dev)(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+    /* The subsampling of B rows, asr/encoder.c's composition: with L0 =
+     * min(len[b], T), L1..L3 its stride-2 lengths, s1 = mask(L1,
+     * conv2d_s2(feats, c0, ReLU)), s2 = mask(L2, dwconv2d_s2(s1, dw1)), s3
+     * = mask(L2, conv_pointwise(s2, pw1, ReLU)), s4 = mask(L3,
+     * dwconv2d_s2(s3, dw2)), s5 = mask(L3, conv_pointwise(s4, pw2, ReLU)),
+     * x (B·T3, d) = flat(s5) · out_wᵀ + out_b with flat[b,t][f·C + c] =
+     * s5[b][c][t][f]. feats (B, T, M) f32; x f32 or act; len (B) host; a,
+     * b act scratch of B·T1·F1·C and B·T2·F2·C elements (the backend lays
+     * the maps out as it likes there). Reference: ct_ref_subsample. */
+    ct_status (*subsample)(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
+                           int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
 } ct_backend_ops;
 
 struct ct_backend {

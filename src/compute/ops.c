@@ -212,6 +212,25 @@ ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p
     return be->ops->attn_relpos_qkv(be, out, qkv, p, c, len, B, T, H, Dh, ws);
 }
 
+/* ---- version 6 ------------------------------------------------------------ */
+#define HAS_V6(e) (be->ops->version >= 6 && be->ops->e)
+
+int ct_backend_has_fused_decoder(const ct_backend *be) { return HAS_V6(attn_causal_qkv_dev); }
+
+ct_status ct_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                    int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
+    if (!HAS_V6(attn_causal_qkv_dev)) return no_v4(be, "attn_causal_qkv_dev");
+    return be->ops->attn_causal_qkv_dev(be, out, qkv, kc, vc, slot, n, pos, Smax, H, Dh, ws);
+}
+
+int ct_backend_has_fused_subsample(const ct_backend *be) { return HAS_V6(subsample); }
+
+ct_status ct_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len, int B,
+                          int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws) {
+    if (!HAS_V6(subsample)) return no_v4(be, "subsample");
+    return be->ops->subsample(be, x, feats, w, len, B, T, M, C, d, a, b, ws);
+}
+
 /* ---- version 5 (continued): the wav2vec2 aligner's ops ------------------ */
 
 int ct_backend_has_w2v2_ops(const ct_backend *be) {

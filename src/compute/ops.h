@@ -96,6 +96,16 @@ ct_status ct_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w,
                              int T, int C, int K, ct_act act, ct_arena *ws);
 ct_status ct_op_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len, int B,
                                 int T, int H, int Dh, ct_arena *ws);
+/* Version 6 (backend.h): the fused decoder step. qkv (n, 3·H·Dh), out,
+ * kc, vc act; pos int32 backend memory. Without it the decoder runs
+ * kv_write_dev twice and attn_causal_dev over three separate products. */
+int ct_backend_has_fused_decoder(const ct_backend *be);
+ct_status ct_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                    int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+/* subsample: x f32 or act, feats f32, a, b act scratch (backend.h). */
+int ct_backend_has_fused_subsample(const ct_backend *be);
+ct_status ct_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len, int B,
+                          int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
 /* Version 5 (backend.h): the wav2vec2 aligner's ops. Without the typed
  * entry, every buffer must be F32 and the version-2 float32 entry runs. */
 /* y (act|f32) = conv1d(x (act|f32)); the backend may compute in float32 and

@@ -91,9 +91,12 @@ static void test_matmul(void **state) {
         check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 1.f, 1, 1, 1);
         check_matmul(dt, 5, 300, 64, CT_ACT_NONE, 1.f, 0, 1, 1); /* logits */
         check_matmul(dt, 9, 40, 32, CT_ACT_NONE, 1.f, 0, 0, 0);  /* no bias */
-        /* a 16-bit output with alpha ≠ 1: the bias converted and scaled into
-         * scratch (the path taken where cuBLASLt has no fp32-bias kernel) */
+        /* a 16-bit output with alpha ≠ 1: the bias converted and scaled (the
+         * path taken where cuBLASLt has no fp32-bias kernel), kept per bias */
         check_matmul(dt, 33, 64, 48, CT_ACT_NONE, 0.5f, 0, 0, 1);
+        /* SiLU over a large block: the grid-stride pass, a partial last
+         * round (129 vectors a row: some threads take one vector, not two) */
+        check_matmul(dt, 520, 1032, 64, CT_ACT_SILU, 1.f, 0, 0, 1);
     }
     /* float32 activations are refused with a message, not computed wrong */
     ct_buf y = dpoison(CT_DTYPE_F32, 4), x = dpoison(CT_DTYPE_F32, 4);
@@ -108,12 +111,47 @@ static void test_matmul(void **state) {
     dfree(y), dfree(x);
 }
 
+/* The kept bias conversion (cuda_ops_gemm.cu) follows its source: the same
+ * bias pointer with new contents (to_device) gives the new result. */
+static void test_bias_kept(void **state) {
+    (void)state;
+    const int M = 9, N = 40, K = 32;
+    ct_dtype dt = CT_DTYPE_BF16;
+    float *x = rnd(dt, (size_t)M * K, 1.f), *w = rnd(dt, (size_t)N * K, 0.2f), *b = rnd(CT_DTYPE_F32, N, 1.f);
+    int64_t shape[2] = {N, K};
+    ct_tensor wr, wc;
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, w, CT_DTYPE_F32, 2, shape, &wr));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, w, CT_DTYPE_F32, 2, shape, &wc));
+    ct_buf dx = dput(dt, x, (size_t)M * K), dy = dpoison(dt, (size_t)M * N);
+    float *db = dvec(b, N), *yr = malloc(sizeof(float) * (size_t)M * N);
+    for (int round = 0; round < 2; round++) {
+        if (round) { /* new values at the same address */
+            for (int j = 0; j < N; j++) b[j] = 3.f - b[j];
+            CT_ASSERT_OK(g_cu->ops->to_device(g_cu, db, b, sizeof(float) * N));
+        }
+        CT_ASSERT_OK(ct_op_matmul(g_ref, ct_buf_f32(yr), ct_buf_f32(x), &wr, b, CT_BUF_NONE, 0.5f, CT_ACT_NONE, M, N, K,
+                                  &g_ws_ref));
+        CT_ASSERT_OK(ct_op_matmul(g_cu, dy, dx, &wc, db, CT_BUF_NONE, 0.5f, CT_ACT_NONE, M, N, K, &g_ws_cu));
+        float *got = dget(dy, (size_t)M * N);
+        expect_close(round ? "matmul, bias rewritten" : "matmul, bias kept", dt, got, yr, (size_t)M * N, tol_for(dt));
+        free(got);
+    }
+    free(x), free(w), free(b), free(yr);
+    dfree(dx), dfree(dy);
+    g_cu->ops->free(g_cu, db);
+    ct_tensor_release(&wr);
+    ct_tensor_release(&wc);
+}
+
 static void test_conv_pointwise(void **state) {
     (void)state;
     for (int i = 0; i < 2; i++) {
         ct_dtype dt = ACT16[i];
-        for (int P = 57; P <= 64; P += 7) { /* per-channel bias: one element, then 16-byte vectors */
-        int B = 2, Ci = 24, Co = 40;
+        /* per-channel bias: one element, 16-byte vectors, the grid-stride pass */
+        static const int Ps[3] = {57, 64, 4104};
+        for (int pi = 0; pi < 3; pi++) {
+        int P = Ps[pi];
+        int B = 2, Ci = 24, Co = 64;
         float *x = rnd(dt, (size_t)B * Ci * P, 1.f), *w = rnd(dt, (size_t)Co * Ci, 0.3f), *b = rnd(CT_DTYPE_F32, Co, 1.f);
         int64_t shape[2] = {Co, Ci};
         ct_tensor wr, wc;
@@ -352,6 +390,98 @@ static void test_decoder_attention(void **state) {
     }
 }
 
+/* The fused decoder step (version 6) against its composition: new k|v
+ * written into the caches at *pos, then the causal attention of q. */
+static void check_causal_qkv(ct_dtype dt, int H, int Dh, int pos) {
+    int slots = 4, Smax = 24, D = H * Dh, n = 3, slot[3] = {3, 0, 2};
+    size_t csz = (size_t)slots * Smax * D, m = (size_t)n * D;
+    float *kc = rnd(dt, csz, 1.f), *vc = rnd(dt, csz, 1.f), *qkv = rnd(dt, 3 * m, 1.f), *orf = malloc(sizeof(float) * m);
+    ct_buf dkc = dput(dt, kc, csz), dvc = dput(dt, vc, csz), dqkv = dput(dt, qkv, 3 * m), dout = dpoison(dt, m);
+    int32_t *dpos = NULL;
+    CT_ASSERT_OK(g_cu->ops->alloc(g_cu, sizeof(int32_t), (void **)&dpos));
+    CT_ASSERT_OK(g_cu->ops->to_device(g_cu, dpos, &pos, sizeof(int32_t)));
+    CT_ASSERT_OK(ct_ref_attn_causal_qkv_dev(g_ref, ct_buf_f32(orf), ct_buf_f32(qkv), ct_buf_f32(kc), ct_buf_f32(vc),
+                                            slot, n, &pos, Smax, H, Dh, &g_ws_ref));
+    assert_int_equal(g_ws_ref.used, 0);
+    CT_ASSERT_OK(ct_op_attn_causal_qkv_dev(g_cu, dout, dqkv, dkc, dvc, slot, n, dpos, Smax, H, Dh, &g_ws_cu));
+    char what[80];
+    float *got = dget(dout, m);
+    snprintf(what, sizeof what, "attn_causal_qkv_dev H%d Dh%d pos%d", H, Dh, pos);
+    expect_close(what, dt, got, orf, m, tol_for(dt));
+    float *gk = dget(dkc, csz), *gv = dget(dvc, csz); /* the caches: exact copies */
+    expect_close("attn_causal_qkv_dev k cache", dt, gk, kc, csz, dt == CT_DTYPE_F32 ? 0 : 1e-12);
+    expect_close("attn_causal_qkv_dev v cache", dt, gv, vc, csz, dt == CT_DTYPE_F32 ? 0 : 1e-12);
+    free(gk), free(gv), free(got), free(kc), free(vc), free(qkv), free(orf);
+    dfree(dkc), dfree(dvc), dfree(dqkv), dfree(dout);
+    g_cu->ops->free(g_cu, dpos);
+}
+
+static void test_fused_decoder(void **state) {
+    (void)state;
+    assert_true(ct_backend_has_fused_decoder(g_cu));
+    assert_false(ct_backend_has_fused_decoder(g_ref)); /* the CPU runs the composition */
+    for (int i = 0; i < 3; i++) {
+        check_causal_qkv(ALL3[i], 4, 32, 5);  /* the fast kernel writes the new key and value itself */
+        check_causal_qkv(ALL3[i], 4, 32, 0);  /* the first position */
+        check_causal_qkv(ALL3[i], 4, 32, 23); /* the cache's last */
+        check_causal_qkv(ALL3[i], 3, 20, 7);  /* a head the fast kernel does not take: writes, then attention */
+    }
+}
+
+/* The fused subsampling (version 6) against its composition. */
+static void check_subsample(ct_dtype dt, int B, int T, int M, int C, int d, const int *len) {
+    int T3 = T, F3 = M;
+    for (int i = 0; i < 3; i++) T3 = (T3 - 1) / 2 + 1, F3 = (F3 - 1) / 2 + 1;
+    const int T1 = (T - 1) / 2 + 1, F1 = (M - 1) / 2 + 1, T2 = (T1 - 1) / 2 + 1, F2 = (F1 - 1) / 2 + 1;
+    float *feats = rnd(CT_DTYPE_F32, (size_t)B * T * M, 1.f);
+    float *v[8]; /* c0_w c0_b dw1_w dw1_b pw1_b dw2_w dw2_b pw2_b */
+    const size_t vn[8] = {(size_t)C * 9, (size_t)C, (size_t)C * 9, (size_t)C, (size_t)C, (size_t)C * 9, (size_t)C, (size_t)C};
+    for (int i = 0; i < 8; i++) v[i] = rnd(CT_DTYPE_F32, vn[i], 0.4f);
+    float *pw1 = rnd(dt, (size_t)C * C, 0.2f), *pw2 = rnd(dt, (size_t)C * C, 0.2f);
+    float *ow = rnd(dt, (size_t)d * F3 * C, 0.1f), *ob = rnd(CT_DTYPE_F32, d, 1.f);
+    int64_t sp[2] = {C, C}, so[2] = {d, (int64_t)F3 * C};
+    ct_tensor rp1, rp2, ro, cp1, cp2, co;
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, pw1, CT_DTYPE_F32, 2, sp, &rp1));
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, pw2, CT_DTYPE_F32, 2, sp, &rp2));
+    CT_ASSERT_OK(ct_tensor_upload(g_ref, CT_DTYPE_F32, ow, CT_DTYPE_F32, 2, so, &ro));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, pw1, CT_DTYPE_F32, 2, sp, &cp1));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, pw2, CT_DTYPE_F32, 2, sp, &cp2));
+    CT_ASSERT_OK(ct_tensor_upload(g_cu, dt, ow, CT_DTYPE_F32, 2, so, &co));
+    float *dv[8];
+    for (int i = 0; i < 8; i++) dv[i] = dvec(v[i], vn[i]);
+    float *db = dvec(ob, d);
+    ct_subsample_weights wr = {v[0], v[1], v[2], v[3], &rp1, v[4], v[5], v[6], &rp2, v[7], &ro, ob};
+    ct_subsample_weights wc = {dv[0], dv[1], dv[2], dv[3], &cp1, dv[4], dv[5], dv[6], &cp2, dv[7], &co, db};
+    size_t nx = (size_t)B * T3 * d;
+    float *xr = malloc(sizeof(float) * nx);
+    CT_ASSERT_OK(ct_ref_subsample(g_ref, ct_buf_f32(xr), ct_buf_f32(feats), &wr, len, B, T, M, C, d, CT_BUF_NONE,
+                                  CT_BUF_NONE, &g_ws_ref));
+    ct_buf dx = dpoison(CT_DTYPE_F32, nx), df = dput(CT_DTYPE_F32, feats, (size_t)B * T * M);
+    ct_buf da = dpoison(dt, (size_t)B * T1 * F1 * C), dbuf = dpoison(dt, (size_t)B * T2 * F2 * C);
+    CT_ASSERT_OK(ct_op_subsample(g_cu, dx, df, &wc, len, B, T, M, C, d, da, dbuf, &g_ws_cu));
+    float *got = dget(dx, nx);
+    char what[80];
+    snprintf(what, sizeof what, "subsample %dx%dx%d C%d d%d", B, T, M, C, d);
+    expect_close(what, dt, got, xr, nx, tol_for(dt));
+    free(got), free(xr), free(feats), free(pw1), free(pw2), free(ow), free(ob);
+    for (int i = 0; i < 8; i++) free(v[i]), g_cu->ops->free(g_cu, dv[i]);
+    g_cu->ops->free(g_cu, db);
+    dfree(dx), dfree(df), dfree(da), dfree(dbuf);
+    ct_tensor_release(&rp1), ct_tensor_release(&rp2), ct_tensor_release(&ro);
+    ct_tensor_release(&cp1), ct_tensor_release(&cp2), ct_tensor_release(&co);
+}
+
+static void test_subsample(void **state) {
+    (void)state;
+    assert_true(ct_backend_has_fused_subsample(g_cu));
+    assert_false(ct_backend_has_fused_subsample(g_ref)); /* the CPU runs the composition */
+    int len3[3] = {37, 0, 13}, len1[1] = {200};
+    for (int i = 0; i < 2; i++) {
+        check_subsample(ACT16[i], 3, 37, 20, 24, 40, len3);  /* masked and empty rows, odd sizes */
+        check_subsample(ACT16[i], 1, 200, 128, 64, 96, len1); /* the model's 128 bins */
+    }
+}
+
 static void check_relpos(ct_backend *be, const char *what, ct_dtype dt, int B, int T, int H, int Dh) {
     int D = H * Dh, len[3] = {T, T - 7, 1};
     size_t m = (size_t)B * T * D, pn = (size_t)(2 * T - 1) * D;
@@ -459,6 +589,8 @@ static void test_fused(void **state) {
         int len4[3] = {70, 0, 5};
         check_glu_dwconv(dt, 3, 70, 64, 9, len4); /* kernel 9's register window: masked and empty rows */
         check_glu_dwconv(dt, 1, 20, 33, 9, len4); /* kernel 9 over an odd channel count: the tile kernel */
+        int len6[6] = {720, 700, 1, 0, 719, 64};
+        check_glu_dwconv(dt, 6, 720, 1024, 9, len6); /* kernel 9 with a grid that fills the GPU: 64 steps a block */
         check_relpos_qkv(g_cu_simple, "attn_relpos_qkv simple", dt, 3, 90, 2, 64);
     }
     check_relpos_qkv(g_cu, "attn_relpos_qkv fused", CT_DTYPE_BF16, 3, 150, 2, 64);
@@ -520,6 +652,8 @@ int main(void) {
         cmocka_unit_test(test_glu_convert), cmocka_unit_test(test_convs),
         cmocka_unit_test(test_pos_embed_argmax), cmocka_unit_test(test_decoder_attention),
         cmocka_unit_test(test_relpos),      cmocka_unit_test(test_fused),
+        cmocka_unit_test(test_fused_decoder), cmocka_unit_test(test_bias_kept),
+        cmocka_unit_test(test_subsample),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     ct_backend_arena_free(g_cu, &g_ws_cu);

@@ -52,7 +52,10 @@ static ct_status cb_alloc(ct_backend *be, size_t bytes, void **ptr) {
     /* cudaMalloc aligns to 256 bytes, more than the 64 backend.h promises */
     return ct_cuda_malloc(ct_cbe(be)->c, ptr, bytes);
 }
-static void cb_free(ct_backend *be, void *ptr) { ct_cuda_dfree(ct_cbe(be)->c, ptr); }
+static void cb_free(ct_backend *be, void *ptr) {
+    if (ptr) ct_cuda_biases_clear(be); /* their sources may be in it */
+    ct_cuda_dfree(ct_cbe(be)->c, ptr);
+}
 /* Host memcpy split over up to 8 threads (one thread copies ~5–10 GB/s). */
 static void copy_par(void *dst, const void *src, size_t n) {
     unsigned hw = std::thread::hardware_concurrency();
@@ -78,7 +81,19 @@ static void copy_par(void *dst, const void *src, size_t n) {
  * on its way (a pageable cudaMemcpy moved the mel's PCM, 245 MB at batch
  * 128 × 30 s, at ~5 GB/s). As with a pageable copy, src may be reused once
  * this returns. */
+/* A write into backend memory drops the kept bias conversions made from it. */
+static void biases_written(ct_backend *be, const void *dst, size_t bytes) {
+    ct_cuda_be *cb = ct_cbe(be);
+    for (struct ct_cuda_bias *e = cb->biases; e; e = e->next)
+        if ((const char *)e->src + sizeof(float) * (size_t)e->n > (const char *)dst &&
+            (const char *)e->src < (const char *)dst + bytes) {
+            ct_cuda_biases_clear(be);
+            return;
+        }
+}
+
 static ct_status cb_to_device(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    biases_written(be, dst, bytes);
     ct_cuda_be *cb = ct_cbe(be);
     if (bytes < ((size_t)1 << 20)) return ct_cuda_h2d(cb->c, dst, src, bytes);
     /* page-locked source (host_alloc): one DMA straight from it; waited for,
@@ -114,10 +129,14 @@ static ct_status cb_to_host(ct_backend *be, void *dst, const void *src, size_t b
     return ct_cuda_d2h(ct_cbe(be)->c, dst, src, bytes); /* waits */
 }
 static ct_status cb_copy(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    biases_written(be, dst, bytes);
     if (bytes) CT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ct_cstream(be)));
     return CT_OK;
 }
-static ct_status cb_zero(ct_backend *be, void *dst, size_t bytes) { return ct_cuda_memset(ct_cbe(be)->c, dst, 0, bytes); }
+static ct_status cb_zero(ct_backend *be, void *dst, size_t bytes) {
+    biases_written(be, dst, bytes);
+    return ct_cuda_memset(ct_cbe(be)->c, dst, 0, bytes);
+}
 static ct_status cb_sync(ct_backend *be) { return ct_cuda_sync(ct_cbe(be)->c); }
 static void *cb_stream(ct_backend *be) { return ct_cuda_stream(ct_cbe(be)->c); }
 static ct_status cb_memory_info(ct_backend *be, size_t *free_bytes, size_t *total_bytes) {
@@ -132,6 +151,7 @@ static void cb_destroy(ct_backend *be) {
     if (!be) return;
     ct_cuda_be *cb = ct_cbe(be);
     if (cb) {
+        if (cb->c) ct_cuda_biases_clear(be);
         if (cb->c && cb->side) ct_cuda_dfree(cb->c, cb->side);
         if (cb->c && cb->scratch) ct_cuda_dfree(cb->c, cb->scratch);
         ct_cuda_host_free(cb->host_ids);
@@ -198,6 +218,8 @@ static const ct_backend_ops cuda_ops = {
     .gelu_t = ct_cuda_op_gelu,
     .add_t = ct_cuda_op_add,
     .attn_full_t = ct_cuda_op_attn_full,
+    .attn_causal_qkv_dev = ct_cuda_op_attn_causal_qkv_dev,
+    .subsample = ct_cuda_op_subsample,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

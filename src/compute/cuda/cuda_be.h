@@ -45,7 +45,23 @@ typedef struct ct_cuda_be {
     cudaEvent_t stage_done[2];
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
+    struct ct_cuda_bias *biases; /* converted GEMM biases (cuda_ops_gemm.cu) */
 } ct_cuda_be;
+
+/* A float32 bias converted once for a 16-bit GEMM epilogue, kept while its
+ * source lives: cuBLASLt refuses a float32 bias with a 16-bit output for
+ * some shapes (the decoder step's), which cost one conversion launch per
+ * product per step. Keyed by the source pointer, so every free of backend
+ * memory drops them all (ct_cuda_biases_clear; the model's weights are
+ * freed once, the arenas only grow, so in a run that is at unload). */
+struct ct_cuda_bias {
+    struct ct_cuda_bias *next;
+    const float *src;
+    float alpha;
+    int dtype, n;
+    void *dev;
+};
+void ct_cuda_biases_clear(ct_backend *be);
 
 enum { CT_STAGE_BYTES = 8 << 20 };
 
@@ -193,6 +209,15 @@ ct_status ct_cuda_op_add(ct_backend *be, ct_buf y, ct_buf a, ct_buf b, size_t n)
 ct_status ct_cuda_op_attn_full(ct_backend *be, ct_buf out, ct_buf q, ct_buf k, ct_buf v, const int *len, int B,
                                int T, int H, int Dh, ct_dtype prod, ct_arena *ws);
 
+/* version 6: the fused decoder step (cuda_ops_attn.cu) */
+ct_status ct_cuda_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                         int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+/* version 6: the subsampling in channels-last layout (cuda_ops_sub.cu) */
+ct_status ct_cuda_op_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
+                               int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
+
+/* Multiprocessors of the current device (asked once). */
+int ct_cuda_sm_count(void);
 /* Scale-and-convert a float32 vector into T (bias for cuBLASLt's epilogue). */
 ct_status ct_cuda_scale_convert(ct_backend *be, ct_dtype dt, void *dst, const float *src, float alpha, size_t n);
 /* In place x[r][c] = act(x[r][c] + bias) over rows × cols (bias may be

@@ -57,6 +57,51 @@ __global__ void k_bias_act(T *x, const float *bias, int cols, int per_row, int b
         for (int k = 0; k < VEC; k++) p[k] = v[k];
 }
 
+/* The same pass grid-stride over the whole (rows, cols) block in 16-byte
+ * vectors (cols a multiple of V), a fixed grid of a few blocks per SM: the
+ * FF modules' bias + SiLU over (B·T, 5120), where a block per row and a
+ * vector per thread spent more on block scheduling than the old engine's
+ * grid-stride SiLU pass (docs/PERFORMANCE.md, issue 13). Two vectors in
+ * flight per thread per iteration. */
+template <typename T, int V>
+__global__ void k_bias_act_flat(T *x, const float *bias, size_t nvec, int nv, int per_row, int bias_n, int act) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nvec; i += 2 * stride) {
+        T v[2][V];
+        size_t idx[2] = {i, i + stride};
+        int n = idx[1] < nvec ? 2 : 1;
+#pragma unroll
+        for (int u = 0; u < 2; u++)
+            if (u < n) *reinterpret_cast<uint4 *>(v[u]) = *reinterpret_cast<const uint4 *>(x + idx[u] * V);
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            if (u >= n) break;
+            size_t row = idx[u] / (unsigned)nv;
+            int c0 = (int)(idx[u] - row * (unsigned)nv) * V;
+            float rb = bias && per_row ? bias[row % (unsigned)bias_n] : 0.f;
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                float b = bias ? (per_row ? rb : bias[c0 + k]) : 0.f;
+                v[u][k] = ct_st<T>(ct_apply_act(ct_ld(v[u][k]) + b, act));
+            }
+            *reinterpret_cast<uint4 *>(x + idx[u] * V) = *reinterpret_cast<const uint4 *>(v[u]);
+        }
+    }
+}
+
+int ct_cuda_sm_count(void) {
+    static int n = 0;
+    if (!n) {
+        int dev = 0, v = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) ==
+                                                      cudaSuccess && v > 0)
+            n = v;
+        else
+            n = 132;
+    }
+    return n;
+}
+
 ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t rows, int cols, int per_row, int bias_n,
                            ct_act act) {
     if (!rows || cols <= 0 || (!bias && act == CT_ACT_NONE)) return CT_OK;
@@ -65,7 +110,13 @@ ct_status ct_cuda_bias_act(ct_backend *be, ct_buf x, const float *bias, size_t r
     CT_CUDA_DISPATCH(x.dtype, T, "bias/activation", {
         constexpr int V = 16 / sizeof(T);
         /* 16-byte rows and base: vectors; else one element per thread */
-        if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0) {
+        size_t nvec = rows * (size_t)(cols / V);
+        if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0 && nvec >= ((size_t)1 << 16)) {
+            /* large blocks (the FF modules' SiLU): grid-stride */
+            size_t want = (nvec + 511) / 512, cap = (size_t)ct_cuda_sm_count() * 16;
+            k_bias_act_flat<T, V><<<(unsigned)(want < cap ? want : cap), 256, 0, ct_cstream(be)>>>(
+                (T *)x.data, bias, nvec, cols / V, per_row, bn, (int)act);
+        } else if (cols % V == 0 && ((uintptr_t)x.data & 15) == 0) {
             /* a block width that divides the row's vectors where one does
              * (5120 bf16 = 640 vectors: 128 × 5, where 256 left 1/6 idle) */
             int nv = cols / V, th = 256;

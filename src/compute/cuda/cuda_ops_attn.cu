@@ -62,12 +62,14 @@ __device__ void block_scores(float *s, const E *q, const E *k, size_t k_stride, 
 /* ---- decoder ------------------------------------------------------------- */
 template <typename E>
 __global__ void k_kv_write(E *cache, const E *src, const int *slot, int n, int S, int pos0, const int *posd, int Smax,
-                           int D) {
+                           int D, int ss) {
     if (posd) pos0 = *posd; /* a device step (version 4): S = 1 */
     GRID_STRIDE(i, (size_t)n * S * D) {
         int d = (int)(i % D), s = (int)(i / D % S);
         size_t r = i / ((size_t)D * S);
-        if (pos0 + s >= 0 && pos0 + s < Smax) cache[((size_t)slot[r] * Smax + pos0 + s) * D + d] = src[i];
+        /* source rows ss apart (D, or 3D inside a packed q|k|v row) */
+        if (pos0 + s >= 0 && pos0 + s < Smax)
+            cache[((size_t)slot[r] * Smax + pos0 + s) * D + d] = src[(r * S + s) * (size_t)ss + d];
     }
 }
 
@@ -82,7 +84,7 @@ ct_status ct_cuda_op_kv_write(ct_backend *be, ct_buf cache, ct_buf src, const in
     CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
     CT_CUDA_DISPATCH(src.dtype, E, "kv_write", {
         k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, S,
-                                                                     pos0, NULL, Smax, D);
+                                                                     pos0, NULL, Smax, D, D);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -97,7 +99,7 @@ ct_status ct_cuda_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, cons
     CT_TRY(ct_cuda_side(be, CT_SIDE_SLOT, slot, (size_t)n, &dslot));
     CT_CUDA_DISPATCH(src.dtype, E, "kv_write_dev", {
         k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)cache.data, (const E *)src.data, dslot, n, 1,
-                                                                     0, pos, Smax, D);
+                                                                     0, pos, Smax, D, D);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -107,14 +109,14 @@ ct_status ct_cuda_op_kv_write_dev(ct_backend *be, ct_buf cache, ct_buf src, cons
  * 0..pos0+t when causal, else the first klen[slot[r]] */
 template <typename E>
 __global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const int *slot, const int *klen, int S,
-                           int pos0, const int *posd, int L, int H, int Dh, float scale) {
+                           int pos0, const int *posd, int L, int H, int Dh, float scale, int qs) {
     extern __shared__ float s[];
     __shared__ float red[32];
     int rt = blockIdx.x, h = blockIdx.y, r = rt / S, t = rt % S;
     int D = H * Dh, sl = slot[r];
     if (posd) pos0 = *posd; /* a device step (version 4): S = 1 */
     int nk = klen ? min(klen[sl], L) : min(pos0 + t + 1, L);
-    const E *qi = q + (size_t)rt * D + (size_t)h * Dh;
+    const E *qi = q + (size_t)rt * qs + (size_t)h * Dh;
     const E *K = kc + (size_t)sl * L * D + (size_t)h * Dh, *V = vc + (size_t)sl * L * D + (size_t)h * Dh;
     block_scores(s, qi, K, (size_t)D, nk, Dh, scale);
     block_softmax_pv(out + (size_t)rt * D + (size_t)h * Dh, s, nk, V, (size_t)D, Dh, red);
@@ -130,22 +132,36 @@ __global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const i
  * 0.15 ms per cross-attention over 376 frames). Same sums up to order. */
 enum { DEC_THREADS = 256, DEC_WARPS = DEC_THREADS / 32, DEC_DH_MAX = 256 };
 
+/* qs: the query rows' stride (D, or 3D in a packed q|k|v row); knew (the
+ * fused step, version 6: S = 1, causal): the row's new key at knew + r·qs,
+ * its value D further, written into this block's head of the caches at
+ * position pos0 before the scores read them (each block writes only the
+ * part it reads, so no other block waits on it). */
 template <typename E>
-__global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *q, const E *kc, const E *vc,
+__global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *q, E *kc, E *vc,
                                                              const int *slot, const int *klen, int S, int pos0,
-                                                             const int *posd, int L, int H, int Dh, float scale) {
+                                                             const int *posd, int L, int H, int Dh, float scale,
+                                                             int qs, const E *knew) {
     constexpr int VEC = 16 / sizeof(E);
     extern __shared__ float s[];
     __shared__ float red[32];
-    __shared__ float qs[DEC_DH_MAX];
+    __shared__ float qsh[DEC_DH_MAX];
     __shared__ float part[DEC_WARPS][DEC_DH_MAX];
     int rt = blockIdx.x, h = blockIdx.y, r = rt / S, t = rt % S;
     int D = H * Dh, sl = slot[r];
     if (posd) pos0 = *posd;
     int nk = klen ? min(klen[sl], L) : min(pos0 + t + 1, L);
-    const E *qi = q + (size_t)rt * D + (size_t)h * Dh;
-    const E *K = kc + (size_t)sl * L * D + (size_t)h * Dh, *V = vc + (size_t)sl * L * D + (size_t)h * Dh;
-    for (int e = threadIdx.x; e < Dh; e += blockDim.x) qs[e] = ct_ld(qi[e]);
+    const E *qi = q + (size_t)rt * qs + (size_t)h * Dh;
+    E *Kw = kc + (size_t)sl * L * D + (size_t)h * Dh, *Vw = vc + (size_t)sl * L * D + (size_t)h * Dh;
+    const E *K = Kw, *V = Vw;
+    if (knew && pos0 >= 0 && pos0 < L) {
+        const E *kn = knew + (size_t)r * qs + (size_t)h * Dh;
+        for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+            Kw[(size_t)pos0 * D + e] = kn[e];
+            Vw[(size_t)pos0 * D + e] = kn[D + e];
+        }
+    }
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) qsh[e] = ct_ld(qi[e]);
     __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int quad = lane & 3, kq = threadIdx.x >> 2, nq = blockDim.x >> 2;
@@ -158,7 +174,7 @@ __global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *
                 E w[VEC];
                 *reinterpret_cast<uint4 *>(w) = *reinterpret_cast<const uint4 *>(kr + c * VEC);
 #pragma unroll
-                for (int k = 0; k < VEC; k++) acc += qs[c * VEC + k] * ct_ld(w[k]);
+                for (int k = 0; k < VEC; k++) acc += qsh[c * VEC + k] * ct_ld(w[k]);
             }
         }
         acc += __shfl_xor_sync(0xffffffffu, acc, 1);
@@ -205,9 +221,11 @@ __global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *
 /* Dynamic shared memory the fast kernel may take beside its static ~9.3 KiB. */
 enum { DEC_FAST_SMEM = 38 * 1024 };
 
+/* qs: the query rows' stride; knew: the fused step's packed k|v (the fast
+ * kernel writes them; elsewhere they are written first by k_kv_write) */
 static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc,
                           const int *slot, const int *klen_host, int slots, int n, int S, int pos0, const int *posd,
-                          int L, int H, int Dh) {
+                          int L, int H, int Dh, int qs, const void *knew) {
     if (out.dtype != q.dtype || kc.dtype != q.dtype || vc.dtype != q.dtype)
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: mixed element types", name);
     if (n <= 0 || S <= 0) return CT_OK;
@@ -224,16 +242,27 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
     if (fast) {
         CT_CUDA_DISPATCH(q.dtype, E, name, {
             k_dec_attn_fast<E><<<grid, DEC_THREADS, smem, ct_cstream(be)>>>(
-                (E *)out.data, (const E *)q.data, (const E *)kc.data, (const E *)vc.data, dslot, dlen, S, pos0, posd,
-                L, H, Dh, scale);
+                (E *)out.data, (const E *)q.data, (E *)kc.data, (E *)vc.data, dslot, dlen, S, pos0, posd, L, H, Dh,
+                scale, qs, (const E *)knew);
             LAUNCH_CHECK();
         });
         return CT_OK;
     }
+    int D = H * Dh;
     CT_CUDA_DISPATCH(q.dtype, E, name, {
+        if (knew) { /* the composition: both writes, then the attention */
+            const E *kn = (const E *)knew;
+            size_t m = (size_t)n * D;
+            k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)kc.data, kn, dslot, n, 1, 0, posd, L, D,
+                                                                         qs);
+            LAUNCH_CHECK();
+            k_kv_write<E><<<ct_blocks(m, 256), 256, 0, ct_cstream(be)>>>((E *)vc.data, kn + D, dslot, n, 1, 0, posd, L,
+                                                                         D, qs);
+            LAUNCH_CHECK();
+        }
         k_dec_attn<E><<<grid, ATT_THREADS, smem, ct_cstream(be)>>>((E *)out.data, (const E *)q.data,
                                                                    (const E *)kc.data, (const E *)vc.data, dslot, dlen,
-                                                                   S, pos0, posd, L, H, Dh, scale);
+                                                                   S, pos0, posd, L, H, Dh, scale, qs);
         LAUNCH_CHECK();
     });
     return CT_OK;
@@ -242,12 +271,21 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
 ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
                                  int S, int pos0, int Smax, int H, int Dh, ct_arena *ws) {
     if (pos0 + S > Smax) return ct_fail(CT_ERR_INVALID_ARG, "attn_causal: position %d beyond %d", pos0 + S, Smax);
-    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, NULL, Smax, H, Dh);
+    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, NULL, Smax, H, Dh, H * Dh, NULL);
 }
 
 ct_status ct_cuda_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot,
                                      int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
-    return dec_attn(be, "attn_causal_dev", out, q, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh);
+    return dec_attn(be, "attn_causal_dev", out, q, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh, H * Dh, NULL);
+}
+
+ct_status ct_cuda_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                         int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
+    (void)ws;
+    const int D = H * Dh;
+    const void *knew = (const char *)qkv.data + ct_dtype_size(qkv.dtype) * (size_t)D;
+    return dec_attn(be, "attn_causal_qkv_dev", out, qkv, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh, 3 * D,
+                    knew);
 }
 
 ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
@@ -255,7 +293,7 @@ ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek,
     int slots = 0; /* enc_len is indexed by slot: upload up to the largest one used */
     for (int r = 0; r < n; r++)
         if (slot[r] + 1 > slots) slots = slot[r] + 1;
-    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, NULL, Tenc, H, Dh);
+    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, NULL, Tenc, H, Dh, H * Dh, NULL);
 }
 
 /* ---- encoder: simple kernel ---------------------------------------------- */

@@ -240,6 +240,16 @@ __global__ void __launch_bounds__(GLU_C)
  * and store moves a pair (the old engine's k_glu_dw9). Twice as fast as the
  * shared-memory tile above, which re-read its column K times per output. */
 enum { GLU9_T = 64, GLU9_THREADS = 128 };
+/* Steps per block: GLU9_T where the grid fills the GPU (two blocks per SM),
+ * fewer (down to 8) where it would not: at batch 1 (376 frames, 1280
+ * channels) 64 steps made 30 blocks, 53 µs a call; the window's eight
+ * extra GLU values per block cost little beside an idle GPU. */
+static int glu9_steps(int B, int T, int C) {
+    long long cb = (C / 2 + GLU9_THREADS - 1) / GLU9_THREADS, want = 2LL * ct_cuda_sm_count();
+    int tch = GLU9_T;
+    while (tch > 8 && cb * B * ((T + tch - 1) / tch) < want) tch /= 2;
+    return tch;
+}
 
 template <typename E> struct alignas(2 * sizeof(E)) e_pair { E a, b; };
 
@@ -255,11 +265,11 @@ template <typename E> __device__ __forceinline__ float2 glu_pair(const E *x, siz
 
 template <typename E>
 __global__ void __launch_bounds__(GLU9_THREADS)
-    k_glu_dw9(E *y, const E *x, const float *w, const float *bias, const int *len, int T, int C, int act) {
+    k_glu_dw9(E *y, const E *x, const float *w, const float *bias, const int *len, int T, int C, int act, int tch) {
     const int c2 = blockIdx.x * blockDim.x + threadIdx.x;
     if (2 * c2 >= C)
         return;
-    const int b = blockIdx.z, t0 = blockIdx.y * GLU9_T, t1 = min(T, t0 + GLU9_T), L = min(max(len[b], 0), T);
+    const int b = blockIdx.z, t0 = blockIdx.y * tch, t1 = min(T, t0 + tch), L = min(max(len[b], 0), T);
     const size_t base = (size_t)b * T;
     float w0[9], w1[9], v0[9], v1[9];
 #pragma unroll
@@ -304,11 +314,11 @@ ct_status ct_cuda_op_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const floa
     CT_TRY(ct_cuda_side(be, CT_SIDE_LEN, len, (size_t)B, &dlen));
     if (K == 9 && C % 2 == 0 && ct_dtype_size(y.dtype) == 2 && ((uintptr_t)x.data & 3) == 0 &&
         ((uintptr_t)y.data & 3) == 0) {
-        dim3 g9((unsigned)((C / 2 + GLU9_THREADS - 1) / GLU9_THREADS), (unsigned)((T + GLU9_T - 1) / GLU9_T),
-                (unsigned)B);
+        const int tch = glu9_steps(B, T, C);
+        dim3 g9((unsigned)((C / 2 + GLU9_THREADS - 1) / GLU9_THREADS), (unsigned)((T + tch - 1) / tch), (unsigned)B);
         CT_CUDA_DISPATCH(y.dtype, E, "glu_dwconv1d", {
-            k_glu_dw9<E>
-                <<<g9, GLU9_THREADS, 0, ct_cstream(be)>>>((E *)y.data, (const E *)x.data, w, b, dlen, T, C, (int)act);
+            k_glu_dw9<E><<<g9, GLU9_THREADS, 0, ct_cstream(be)>>>((E *)y.data, (const E *)x.data, w, b, dlen, T, C,
+                                                                 (int)act, tch);
             LAUNCH_CHECK();
         });
         return CT_OK;

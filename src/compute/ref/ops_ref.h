@@ -66,6 +66,11 @@ ct_status ct_ref_glu_dwconv1d(ct_backend *be, ct_buf y, ct_buf x, const float *w
                               int B, int T, int C, int K, ct_act act, ct_arena *ws);
 ct_status ct_ref_attn_relpos_qkv(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf p, const float *c, const int *len,
                                  int B, int T, int H, int Dh, ct_arena *ws);
+/* version 6 (ref_fused.c) */
+ct_status ct_ref_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
+                                     int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws);
+ct_status ct_ref_subsample(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
+                           int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
 /* version 2 (ref_wav2vec2.c) */
 ct_status ct_ref_conv1d(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *bias, int B, int T,
                         int Ci, int Co, int K, int stride, ct_arena *ws);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "align/align.h"
 #include "compute/cpu/cpu_state.h"
@@ -375,17 +374,13 @@ static ct_prep_options prep_options(const ct_pipe *p) {
     po.workers = o->preprocess_workers;
     if (!o->pipeline_preparation) po.lookahead = 1;
     /* For a GPU, preparation is the bottleneck (docs/PREP.md, "Feeding a
-     * GPU"): all the cores but one prepare, and by default the ASR loop
-     * takes the files as they are ready, not behind the longest one (the
-     * publisher keeps input order for everything a user sees). Word
-     * alignment keeps input order: it needs each file's audio until the
-     * file is published, which out of order would hold several files' PCM
-     * beyond the memory cap. On the CPU the model is the bottleneck, and
-     * input order keeps the batches the same from run to run. */
-    if (p->device == CT_DEVICE_CUDA && po.workers <= 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        po.workers = ct_prep_auto_gpu_workers(cores > 0 && cores < 4096 ? (int)cores : 1);
-    }
+     * GPU"): by default the ASR loop takes the files as they are ready, not
+     * behind the longest one (the publisher keeps input order for
+     * everything a user sees). Word alignment keeps input order: it needs
+     * each file's audio until the file is published, which out of order
+     * would hold several files' PCM beyond the memory cap. On the CPU the
+     * model is the bottleneck, and input order keeps the batches the same
+     * from run to run. */
     po.any_order = o->pipeline_preparation && (o->file_order == CT_FILE_ORDER_READY ||
                                                (o->file_order == CT_FILE_ORDER_AUTO && p->device == CT_DEVICE_CUDA &&
                                                 ct_options_alignment(o) != CT_ALIGN_WORD));

@@ -85,13 +85,6 @@ CT_NODISCARD ct_status ct_prep_check_options(const ct_prep_options *o);
  * the model's host thread or its BLAS threads), at least 1, at most 8. */
 int ct_prep_auto_workers(int cores);
 
-/* Automatic worker count when the consumer is a GPU: cores − 1, at least
- * 1, without ct_prep_auto_workers' cap of 8. The GPU engine turns PCM into
- * text at thousands × real time, faster than 8 cores decode and segment;
- * with the cap, the product on a 16-core GPU machine waited on
- * preparation for most of its run (docs/PERFORMANCE.md, issue 15). */
-int ct_prep_auto_gpu_workers(int cores);
-
 /* Automatic split-helper count for `cores` online cores: cores − 1, at
  * least 1. They sleep when no long file needs them. */
 int ct_prep_auto_split_threads(int cores);

@@ -47,8 +47,6 @@ ct_status ct_prep_check_options(const ct_prep_options *o) {
 
 int ct_prep_auto_split_threads(int cores) { return cores > 2 ? cores - 1 : 1; }
 
-int ct_prep_auto_gpu_workers(int cores) { return cores > 2 ? cores - 1 : 1; }
-
 int ct_prep_auto_workers(int cores) {
     int w = cores - 1;
     if (w < 1) w = 1;

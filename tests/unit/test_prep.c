@@ -437,10 +437,6 @@ static void test_options(void **state) {
     assert_int_equal(ct_prep_auto_workers(2), 1);
     assert_int_equal(ct_prep_auto_workers(4), 3);
     assert_int_equal(ct_prep_auto_workers(64), 8);
-    assert_int_equal(ct_prep_auto_gpu_workers(1), 1);
-    assert_int_equal(ct_prep_auto_gpu_workers(2), 1);
-    assert_int_equal(ct_prep_auto_gpu_workers(16), 15);
-    assert_int_equal(ct_prep_auto_gpu_workers(64), 63);
     ct_prep_options o = ct_prep_default_options();
     assert_int_equal(o.vad_batch_size, 16);
     assert_int_equal(o.vad_block_frames, 512);

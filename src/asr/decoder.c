@@ -14,7 +14,9 @@
 
 static size_t fbytes(size_t n) { return (n * sizeof(float) + 2 * CT_ARENA_ALIGN) / CT_ARENA_ALIGN * CT_ARENA_ALIGN; }
 
-static size_t tensor_bytes(const ct_tensor *t) { return (size_t)ct_tensor_numel(t) * ct_dtype_size(t->dtype); }
+/* Q8_0 is blocks (34 bytes per 32 weights), not an element type: its
+ * ct_dtype_size is 0, so count through ct_dtype_nbytes */
+static size_t tensor_bytes(const ct_tensor *t) { return ct_dtype_nbytes(t->dtype, (size_t)ct_tensor_numel(t)); }
 
 size_t ct_decoder_weight_bytes(const ct_asr_weights *w) {
     if (!w->dec) return 0; /* hyper-parameters only (the old GPU engine holds the weights) */

@@ -347,6 +347,12 @@ static void test_dispatch_levels(void **state) {
     char line[400];
     ct_cpu_dispatch_describe(f->fast, line, sizeof line);
     assert_non_null(strstr(line, ct_cpu_level_name(lvl)));
+    /* the line names oneDNN's kernels; with AMX in cpuid and XCR0, oneDNN
+     * 2.6 gets the tile state from Linux itself and takes its AMX kernels */
+    const ct_cpu_state *st = ct_cpu_state_of(f->fast);
+    if (st->dnnl_bf16) assert_non_null(strstr(line, "oneDNN kernels: bf16 "));
+    if (st->dnnl_bf16 && cf->amx_bf16) assert_non_null(strstr(line, "amx_bf16"));
+    if (st->dnnl_u8s8 && cf->amx_int8) assert_non_null(strstr(line, "amx_int8"));
     assert_true(f->fast->ops->supports_weight(f->fast, CT_DTYPE_Q8));
 }
 

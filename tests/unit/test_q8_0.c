@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asr/decoder.h"
 #include "compute/backend.h"
 #include "compute/cpu/cpu_features.h"
 #include "compute/cpu/cpu_isa.h"
@@ -356,12 +357,32 @@ static void test_int8_choice(void **state) {
     }
 }
 
+/* The decoder's weight bytes (the bandwidth bound of bench_decoder and
+ * bench_engine) count Q8_0 matrices as 34 bytes per 32 weights. */
+static void test_decoder_weight_bytes(void **state) {
+    (void)state;
+    const int d = 64, ff = 128, V = 96;
+    ct_dec_layer L;
+    memset(&L, 0, sizeof L);
+    ct_tensor *sq[] = {&L.sq_w, &L.sk_w, &L.sv_w, &L.so_w, &L.cq_w, &L.co_w};
+    for (int i = 0; i < 6; i++) *sq[i] = (ct_tensor){.dtype = CT_DTYPE_Q8_0, .ndim = 2, .shape = {d, d}};
+    L.fc1_w = (ct_tensor){.dtype = CT_DTYPE_Q8_0, .ndim = 2, .shape = {ff, d}};
+    L.fc2_w = (ct_tensor){.dtype = CT_DTYPE_Q8_0, .ndim = 2, .shape = {d, ff}};
+    ct_asr_weights w;
+    memset(&w, 0, sizeof w);
+    w.hp.dec_layers = 1;
+    w.dec = &L;
+    w.head_w = (ct_tensor){.dtype = CT_DTYPE_BF16, .ndim = 2, .shape = {V, d}};
+    const size_t q80 = (size_t)(6 * d * d + 2 * ff * d) / 32 * 34;
+    assert_int_equal(ct_decoder_weight_bytes(&w), q80 + (size_t)V * d * 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weight_layout),        cmocka_unit_test(test_activation_definition),
         cmocka_unit_test(test_exact_integers),       cmocka_unit_test(test_kernel_vs_reference),
         cmocka_unit_test(test_matmul_vs_reference),  cmocka_unit_test(test_vs_float),
-        cmocka_unit_test(test_int8_choice),
+        cmocka_unit_test(test_int8_choice),          cmocka_unit_test(test_decoder_weight_bytes),
     };
     return cmocka_run_group_tests(tests, ct_test_backends_setup, ct_test_backends_teardown);
 }

@@ -2,7 +2,7 @@
  * machine's memory bandwidth measured in the same run, with the time of every
  * backend op of a step (timers around each op through a wrapped op table).
  *
- *   bench_decoder --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--frames T]
+ *   bench_decoder --model DIR [--dtype fp32|bf16|fp16|int8|q8_0] [--batch B] [--frames T]
  *                 [--tokens N] [--threads N] [--bw-mb MB] [--profile 0|1] [--kv-bf16-check 0|1]
  *
  * The encoder is not run: B rows of random encoder output with T frames
@@ -108,8 +108,9 @@ int main(int argc, char **argv) {
     }
     const int P = 10; /* the prompt's length */
     if (!model || batch < 1 || frames < 1 || tokens < 2 || threads < 0 || bw_mb < 64 ||
-        (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16"))) {
-        fprintf(stderr, "usage: bench_decoder --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--frames T] "
+        (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16") && strcmp(dtype, "int8") &&
+         strcmp(dtype, "q8_0"))) {
+        fprintf(stderr, "usage: bench_decoder --model DIR [--dtype fp32|bf16|fp16|int8|q8_0] [--batch B] [--frames T] "
                         "[--tokens N>=2] [--threads N] [--bw-mb MB>=64] [--profile 0|1] [--kv-bf16-check 0|1]\n");
         return 2;
     }

@@ -1,6 +1,6 @@
 /* bench_gemm — the CPU's matrix-product paths on the model's shapes, in one
  * run so they can be compared: OpenBLAS sgemm, oneDNN f32 / bf16 / u8·s8
- * (weights in the checkpoint's (N,K) layout, and u8·s8 also with weights
+ * (weights in the checkpoint's (N,K) layout, and bf16 and u8·s8 also with weights
  * reordered into oneDNN's packed layout), and the backend's matmul op as
  * the engine calls it (f32, bf16 widened, bf16 through oneDNN, int8 with
  * the activation quantisation and epilogue, Q8_0 blocks), plus the decoding rows (M = 1,
@@ -108,18 +108,21 @@ static void run_packed(void *p) {
     dnnl_stream_wait(j->stream);
 }
 
-/* u8·s8 with the weights reordered once into the layout oneDNN prefers
- * (format "any"), to decide whether the load should keep a packed copy. */
-static double packed_u8s8(job *j) {
+/* u8·s8 or bf16 (j->kind) with the weights reordered once into the layout
+ * oneDNN prefers (format "any"), to decide whether the load should keep a
+ * packed copy (on AMX the plain (N,K) weights are re-blocked every call). */
+static double packed_dnnl(job *j) {
+    const int bf = j->kind == CT_DNNL_BF16;
+    const dnnl_data_type_t ta = bf ? dnnl_bf16 : dnnl_u8, tw = bf ? dnnl_bf16 : dnnl_s8, tc = bf ? dnnl_f32 : dnnl_s32;
     dnnl_engine_t eng;
     dnnl_engine_create(&eng, dnnl_cpu, 0);
     dnnl_stream_create(&j->stream, eng, dnnl_stream_default_flags);
     dnnl_memory_desc_t ma, mw, mwp, mc;
     dnnl_dims_t da = {j->M, j->K}, dw = {j->K, j->N}, dc = {j->M, j->N};
-    dnnl_memory_desc_init_by_tag(&ma, 2, da, dnnl_u8, dnnl_ab);
-    dnnl_memory_desc_init_by_tag(&mw, 2, dw, dnnl_s8, dnnl_ba);
-    dnnl_memory_desc_init_by_tag(&mwp, 2, dw, dnnl_s8, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&mc, 2, dc, dnnl_s32, dnnl_ab);
+    dnnl_memory_desc_init_by_tag(&ma, 2, da, ta, dnnl_ab);
+    dnnl_memory_desc_init_by_tag(&mw, 2, dw, tw, dnnl_ba);
+    dnnl_memory_desc_init_by_tag(&mwp, 2, dw, tw, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&mc, 2, dc, tc, dnnl_ab);
     dnnl_matmul_desc_t md;
     dnnl_matmul_desc_init(&md, &ma, &mwp, NULL, &mc);
     dnnl_primitive_desc_t pd;
@@ -205,11 +208,15 @@ int main(int argc, char **argv) {
             j.kind = CT_DNNL_BF16, j.xa = xb, j.wa = wb;
             report("oneDNN bf16", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_BF16, j.M, j.N, j.K));
+#ifdef CT_HAVE_DNNL
+            double tpb = packed_dnnl(&j);
+            if (tpb > 0) report("oneDNN bf16 (packed w)", &j, tpb, 0);
+#endif
             j.kind = CT_DNNL_U8S8, j.xa = xu, j.wa = wq;
             report("oneDNN u8s8 (plain w)", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_U8S8, j.M, j.N, j.K));
 #ifdef CT_HAVE_DNNL
-            double tp = packed_u8s8(&j);
+            double tp = packed_dnnl(&j);
             if (tp > 0) report("oneDNN u8s8 (packed w)", &j, tp, 0);
 #endif
         }

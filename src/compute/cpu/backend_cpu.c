@@ -129,6 +129,20 @@ static void describe(const ct_cpu_state *st, char *buf, int cap) {
                  : "widened to f32 (no VNNI)",
              st->dnnl_bf16 ? "oneDNN bf16" : "widened to f32 + OpenBLAS",
              st->dnnl_f32 ? "oneDNN" : "OpenBLAS", ct_cpu_isa_name(ct_cpu_isa_best()));
+    /* With a backend: the kernels oneDNN picked for the probe's shape, e.g.
+     * brg:avx512_core_amx_bf16 on a CPU with AMX. oneDNN 2.6 asks Linux for
+     * the AMX tile state itself (arch_prctl ARCH_REQ_XCOMP_PERM,
+     * XFEATURE_XTILEDATA) when it first checks for AMX, and falls back to
+     * its AVX-512 kernels when refused; the name says which one it took. */
+    if (!st->dnnl || !(st->dnnl_bf16 || st->dnnl_u8s8)) return;
+    size_t n = strlen(buf);
+    if (n + 1 >= (size_t)cap) return;
+    const char *bf = st->dnnl_bf16 ? ct_dnnl_impl(st->dnnl, CT_DNNL_BF16, 32, 64, 64) : NULL;
+    const char *i8 = st->dnnl_u8s8 ? ct_dnnl_impl(st->dnnl, CT_DNNL_U8S8, 32, 64, 64) : NULL;
+    snprintf(buf + n, (size_t)cap - n, "; oneDNN kernels:%s%s%s%s", bf ? " bf16 " : "", bf ? bf : "",
+             bf && i8 ? "," : "", i8 ? " u8s8 " : "");
+    n = strlen(buf);
+    if (i8 && n + 1 < (size_t)cap) snprintf(buf + n, (size_t)cap - n, "%s", i8);
 }
 
 /* The dispatch decisions from the CPU's features and the options, before

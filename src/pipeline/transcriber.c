@@ -609,15 +609,16 @@ static ct_status group_run(ct_pipe *p, group *g, publisher *pb) {
     ct_status s = total ? ct_asr_run(p->t->asr, &p->t->breaker, segs, total, &ro, &p->asr_stats) : CT_OK;
     p->segments_asr += (long long)total;
     p->segments_live = p->segments_asr;
+    ct_status park = CT_OK; /* our own allocation, apart from what the engine returned */
     if (s == CT_ERR_ABORTED) goto done;
     k = 0;
-    for (size_t i = 0; i < g->n && s != CT_ERR_OOM; i++) {
+    for (size_t i = 0; i < g->n && park == CT_OK; i++) {
         ct_prep_item *it = g->items[i];
         pub_slot *sl = &pb->slot[it->index];
         size_t m = it->status == CT_OK ? it->vad.n_segments : 0;
         sl->segs = calloc(m ? m : 1, sizeof *sl->segs);
         if (!sl->segs) {
-            s = ct_fail(CT_ERR_OOM, "asr: results of %zu segments", m);
+            park = ct_fail(CT_ERR_OOM, "asr: results of %zu segments", m);
             break;
         }
         memcpy(sl->segs, segs + k, m * sizeof *segs); /* the texts move with them */
@@ -629,11 +630,12 @@ static ct_status group_run(ct_pipe *p, group *g, publisher *pb) {
         g->items[i] = NULL;
     }
     if (s == CT_ERR_DEVICE) s = CT_OK; /* recorded per file; the breaker fails later groups fast */
+    if (park != CT_OK) s = park;
 done:
     for (size_t i = 0; i < total; i++) ct_asr_seg_clear(&segs[i]);
     free(segs);
     group_clear(g);
-    if (s == CT_ERR_ABORTED || s == CT_ERR_OOM) return s;
+    if (s == CT_ERR_ABORTED || park != CT_OK) return s;
     ct_status r = publish_ready(p, pb); /* the parked files, also when s is a stopping failure */
     return s != CT_OK ? s : r;
 }

@@ -267,6 +267,19 @@ static void test_cancel_rolls_back(void **state) {
     ct_test_rmtree(dir);
 }
 
+/* Results only, fp32, and exactly one engine call per segment (batch size
+ * 1, benchmark mode: no truncation retries), so progress events count
+ * segments. */
+static ct_transcriber_options one_call_per_segment(void) {
+    ct_transcriber_options o = base_options();
+    o.publish = 0;
+    o.dtype = CT_PRECISION_FP32;
+    o.batch_size = 1;
+    o.adaptive_batch = 0;
+    o.benchmark_tokens_per_second = 3.3;
+    return o;
+}
+
 typedef struct {
     char seq[64]; /* B: an engine call; A: a file's ASR finished */
     size_t n;
@@ -293,14 +306,9 @@ static void test_groups_ramp_up(void **state) {
     assert_int_equal(ct_pipe_group_segments(24, 2), 96);
     assert_int_equal(ct_pipe_group_segments(24, 9), 96);
     assert_int_equal(ct_pipe_group_segments(0, 0), 1);
-    ct_transcriber_options o = base_options();
-    o.publish = 0;
-    o.dtype = CT_PRECISION_FP32;
+    ct_transcriber_options o = one_call_per_segment();
     o.vad = CT_VAD_MODE_NONE;
     o.max_dur = 30;
-    o.batch_size = 1;
-    o.adaptive_batch = 0;
-    o.benchmark_tokens_per_second = 3.3; /* one engine call per segment: no truncation retries */
     ct_transcriber *t;
     CT_ASSERT_OK(ct_transcriber_create(&o, &t));
     event_seq e = {0};
@@ -341,11 +349,7 @@ static void test_ready_order_publishes_in_input_order(void **state) {
                            CT_FIXTURE("audio/c1_en_us_3s.wav"), CT_FIXTURE("audio/c2_de_noise_6s.wav"),
                            CT_FIXTURE("audio/c3_fr_ar_10s.wav")};
     enum { N = 5 };
-    ct_transcriber_options o = base_options();
-    o.publish = 0;
-    o.dtype = CT_PRECISION_FP32;
-    o.batch_size = 1;
-    o.benchmark_tokens_per_second = 3.3; /* one engine call per segment: no truncation retries */
+    ct_transcriber_options o = one_call_per_segment();
     o.preprocess_workers = 2;
     o.file_order = CT_FILE_ORDER_INPUT;
     ct_transcriber *t;

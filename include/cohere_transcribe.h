@@ -222,6 +222,11 @@ typedef struct ct_transcriber_options {
      * token-limit retry, so a run on random weights does a fixed amount of
      * work. Outputs are still written; their text means nothing. 0: off. */
     double benchmark_tokens_per_second;
+    /* Diagnostics (ours): NULL, or a file to write a timeline of each run
+     * to (Chrome trace-event JSON: the preparation workers' decode and VAD,
+     * the model load, every engine call, each publication; docs/USAGE.md).
+     * One run records at a time in a process. */
+    const char *trace_path;
 } ct_transcriber_options;
 
 CT_API ct_transcriber_options ct_transcriber_default_options(void);

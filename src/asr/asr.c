@@ -12,6 +12,7 @@
 #include "asr/mel.h"
 #include "asr/mel_device.h"
 #include "core/fs.h"
+#include "core/trace.h"
 #include "model/checkpoint.h"
 
 struct ct_asr {
@@ -256,6 +257,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     }
     out->seconds_mel = t1 - t0;
     out->cpu_mel = c1 - c0;
+    ct_trace_span("mel", t0, t1, NULL, "\"device\":%d,\"dither\":%d,\"rows\":%d", dev_mel, req->dither, B);
     float *enc;
     int Te_got;
     if ((s = ct_encoder_forward(&a->w, be, &a->act, &a->ws, feats, feat_len, B, T, &enc, enc_len, &Te_got)) != CT_OK)
@@ -264,6 +266,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     double t2 = ct_now(), c2 = ct_cpu_now();
     out->seconds_encoder = t2 - t1;
     out->cpu_encoder = c2 - c1;
+    ct_trace_span("encoder", t1, t2, NULL, "\"rows\":%d,\"frames\":%d", B, T);
     for (int b = 0; b < B; b++) {
         ct_asr_clip *c = &out->clips[b];
         c->feature_frames = feat_len[b];
@@ -288,6 +291,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
     out->seconds_decoder = ct_now() - t2;
     out->cpu_decoder = ct_cpu_now() - c2;
+    ct_trace_span("decoder", t2, t2 + out->seconds_decoder, NULL, "\"rows\":%d,\"max_new_tokens\":%d", B, max_new);
     for (int b = 0; b < B; b++) {
         ct_asr_clip *c = &out->clips[b];
         c->tokens = rows[b].tokens;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/trace.h"
 
 enum { MAX_PROMPT = 64, MAX_ROWS = 1024 };
 
@@ -139,7 +140,10 @@ static ct_status run_group(const ct_asr_gpu_ctx *g, const float *const *clips, c
         res.encoder_out = enc;
         res.T_enc_cap = Te;
     }
+    double t0 = ct_now();
     if ((s = ct_gpu_engine_run(g->engine, &rq, &res)) != CT_OK) goto done;
+    ct_trace_span("engine", t0, ct_now(), NULL, "\"rows\":%d,\"mel_s\":%.4f,\"encoder_s\":%.4f,\"decoder_s\":%.4f", n,
+                  res.mel_s, res.encoder_s, res.decoder_s);
     out->seconds_mel += res.mel_s;
     out->seconds_encoder += res.encoder_s;
     out->seconds_decoder += res.decoder_s;
@@ -243,6 +247,7 @@ ct_status ct_asr_gpu_transcribe(const ct_asr_gpu_ctx *g, const float *const *cli
     } else if (req->dither) { /* the CPU mel's noise added on the host, rows over threads; the GPU mel does the rest */
         double t0 = ct_now(), c0 = ct_cpu_now();
         if ((s = ct_mel_dither_batch(g->mel, clips, n_samples, B, &dpcm, &dclips)) != CT_OK) goto done;
+        ct_trace_span("dither", t0, ct_now(), NULL, "\"rows\":%d", B);
         clips = (const float *const *)dclips;
         out->seconds_mel += ct_now() - t0;
         out->cpu_mel += ct_cpu_now() - c0;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fs.h"
+#include "core/trace.h"
+
 enum { QUEUED = 0, RUNNING = 1, DONE = 2 };
 
 struct ct_tasks {
@@ -21,6 +24,7 @@ struct ct_tasks {
 
 static void *helper(void *arg) {
     ct_tasks *p = arg;
+    ct_trace_thread("split helper");
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && !p->head) pthread_cond_wait(&p->cv_work, &p->mu);
@@ -30,7 +34,9 @@ static void *helper(void *arg) {
         if (!p->head) p->tail = NULL;
         t->state = RUNNING;
         pthread_mutex_unlock(&p->mu);
+        double t0 = ct_trace_enabled() ? ct_now() : 0;
         t->run(t);
+        if (t0 > 0) ct_trace_span("split task", t0, ct_now(), NULL, NULL);
         pthread_mutex_lock(&p->mu);
         t->state = DONE;
         pthread_cond_broadcast(&p->cv_done);

@@ -10,6 +10,7 @@
 
 #include "asr/guards.h"
 #include "asr/scheduler.h"
+#include "core/trace.h"
 #include "core/fs.h"
 #include "output/pytext.h"
 
@@ -128,8 +129,11 @@ static ct_status exec_batch(void *vctx, const int *idx, int m) {
     ct_asr_result res;
     double t0 = ct_now();
     ct_status s = ct_asr_transcribe(x->asr, clips, ns, m, &rq, &res);
-    ct_asr_call call = {.rows = m, .max_new_tokens = x->limit, .seconds = ct_now() - t0,
+    double t1 = ct_now();
+    ct_asr_call call = {.rows = m, .max_new_tokens = x->limit, .seconds = t1 - t0,
                         .padded_audio_seconds = (double)m * (double)longest / 16000.0};
+    ct_trace_span("asr call", t0, t1, NULL, "\"rows\":%d,\"longest_s\":%.2f,\"max_new_tokens\":%d,\"ok\":%d", m,
+                  (double)longest / 16000.0, rq.max_new_tokens, s == CT_OK);
     if (s != CT_OK) {
         call.oom = s == CT_ERR_OOM;
         if (m == 1) { /* the scheduler keeps one message; keep each failing segment's own */

@@ -4,6 +4,8 @@
 #ifndef CT_PIPELINE_INTERNAL_H
 #define CT_PIPELINE_INTERNAL_H
 
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -90,6 +92,13 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n);
  * ct_pipe_finish_file. CT_ERR_ABORTED (a cancel) and a run-stopping failure
  * (the aligner cannot be loaded) are returned, other failures are the file's. */
 ct_status ct_pipe_resume_file(ct_pipe *p, size_t fi);
+/* Python's round(): to nearest, ties to even (the default rounding mode),
+ * as the original turns seconds into sample indices. */
+static inline int64_t ct_round_half_even(double x) { return (int64_t)nearbyint(x); }
+/* words.c: the aligner, loaded once (a failure stops the run); one file's
+ * words over its record's segments (its PCM as the ASR saw it). */
+ct_status ct_pipe_aligner_open(ct_pipe *p);
+ct_status ct_pipe_align_file(ct_pipe *p, size_t fi, const float *pcm, size_t n_samples);
 void ct_pipe_model_identity(const ct_transcriber_options *o, const char **id, const char **rev);
 const char *ct_pipe_dtype_name(ct_precision p);
 uint64_t ct_pipe_memory_cap(const ct_transcriber_options *o);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/trace.h"
 #include "pipeline/options.h"
 #include "pipeline/pipeline_internal.h"
 
@@ -96,10 +97,21 @@ ct_status ct_transcriber_run(ct_transcriber *t, const char *const *paths, size_t
         return ct_fail(CT_ERR_OOM, "run");
     }
     ct_pipe p = {.t = t, .run = run, .t0 = ct_now()};
-    ct_status s = run_locked(&p, paths, n);
+    /* the timeline covers the whole run, planning included */
+    ct_status s = t->o.trace_path ? ct_trace_start() : CT_OK;
+    int tracing = t->o.trace_path && s == CT_OK;
+    if (s == CT_OK) {
+        ct_trace_thread("run");
+        s = run_locked(&p, paths, n);
+    }
     char keep[2048];
     snprintf(keep, sizeof keep, "%s", s == CT_OK ? "" : ct_last_error());
     fill_stats(&p);
+    if (tracing && ct_trace_stop(t->o.trace_path) != CT_OK) {
+        char m[2100];
+        snprintf(m, sizeof m, "trace output failed: %s", ct_last_error());
+        ct_run_add_error(run, m);
+    }
     if (s == CT_OK || s == CT_ERR_ABORTED) {
         /* the profile is written even for an all-skipped run; its failure is a
          * run error, not a failure of the run */

@@ -13,6 +13,7 @@
 #include "align/align.h"
 #include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
+#include "core/trace.h"
 #include "pipeline/asr_run.h"
 #include "pipeline/options.h"
 #include "pipeline/pipeline_internal.h"
@@ -49,10 +50,12 @@ ct_status ct_transcriber_create(const ct_transcriber_options *o, ct_transcriber 
     t->o.vad_weights = dup_opt(t, k++, o->vad_weights);
     t->o.aligner_model = dup_opt(t, k++, o->aligner_model);
     t->o.aligner_revision = dup_opt(t, k++, o->aligner_revision);
+    t->o.trace_path = dup_opt(t, k++, o->trace_path);
     if ((o->model && !t->o.model) || (o->model_revision && !t->o.model_revision) || (o->adapter && !t->o.adapter) ||
         (o->adapter_revision && !t->o.adapter_revision) || !t->o.language || (o->output_dir && !t->o.output_dir) ||
         (o->profile_json && !t->o.profile_json) || (o->vad_weights && !t->o.vad_weights) ||
-        (o->aligner_model && !t->o.aligner_model) || (o->aligner_revision && !t->o.aligner_revision)) {
+        (o->aligner_model && !t->o.aligner_model) || (o->aligner_revision && !t->o.aligner_revision) ||
+        (o->trace_path && !t->o.trace_path)) {
         ct_transcriber_free(t);
         return ct_fail(CT_ERR_OOM, "transcriber options");
     }
@@ -207,132 +210,8 @@ static ct_status session_open(ct_pipe *p) {
         return s;
     }
     p->seconds_asr_load += ct_now() - t0;
+    ct_trace_span("load model", t0, ct_now(), NULL, NULL);
     return CT_OK;
-}
-
-/* The aligner's matrices: --align-dtype fp32 (the original's default) and
- * fp16 (CUDA only; the aligner runs on the CPU, in float32) keep float32;
- * bf16 asks for bf16 matrices and bf16 attention products; auto picks bf16
- * where the CPU multiplies bf16 natively (ct_cpu_auto_dtype), else fp32
- * (docs/PERFORMANCE.md, "Word aligner on CPU in bf16"). */
-static ct_dtype aligner_weight_dtype(ct_precision p) {
-    const char *why;
-    if (p == CT_PRECISION_BF16) return CT_DTYPE_BF16;
-    if (p == CT_PRECISION_AUTO) return ct_cpu_auto_dtype(&why) == CT_DTYPE_BF16 ? CT_DTYPE_BF16 : CT_DTYPE_F32;
-    return CT_DTYPE_F32;
-}
-
-/* The CTC aligner runs where the ASR model runs: on the CPU backend, or on
- * the cuda backend (its own context and stream on the same device) with
- * bf16 activations and weights, f16 for --align-dtype fp16 (fp32 and auto
- * compute in bf16 there too: docs/USAGE.md). It is resolved like the ASR
- * model, through the Hub client and cache. */
-static ct_status aligner_open(ct_pipe *p) {
-    ct_transcriber *t = p->t;
-    if (t->aligner) return CT_OK;
-    double t0 = ct_now();
-    CT_TRY(ct_aligner_resolve_ref(t->o.aligner_model, t->o.aligner_revision, NULL, &t->aligner_ref));
-    ct_backend_options bo = ct_backend_default_options();
-    bo.threads = t->o.threads;
-    ct_w2v2_options wo = ct_w2v2_default_options();
-    if (p->device == CT_DEVICE_CUDA) {
-        bo.device_index = t->o.device_index;
-        bo.act_dtype = t->o.align_dtype == CT_PRECISION_FP16 ? CT_DTYPE_F16 : CT_DTYPE_BF16;
-        CT_TRY(ct_backend_create("cuda", &bo, &t->align_be));
-        wo.weight_dtype = bo.act_dtype;
-    } else {
-        CT_TRY(ct_backend_create("cpu", &bo, &t->align_be));
-        wo.weight_dtype = aligner_weight_dtype(t->o.align_dtype);
-    }
-    ct_status s = ct_aligner_open(t->aligner_ref.dir, t->align_be, &wo, &t->aligner);
-    if (s != CT_OK) return ct_fail_wrap(s, "word aligner %s", t->aligner_ref.id);
-    p->seconds_aligner_load += ct_now() - t0;
-    return CT_OK;
-}
-
-/* Word timings of one decoded file (PRODUCT-DETAILS §9): CTC over the whole
- * file's emissions, uniform fallback per segment that cannot be aligned. */
-static int record_has_text(const ct_file_record *r) {
-    for (size_t i = 0; i < r->n_segments; i++)
-        if (r->segments[i].text[0]) return 1;
-    return 0;
-}
-
-static ct_status align_file(ct_pipe *p, size_t fi, const float *pcm, size_t n_samples) {
-    ct_file_record *r = &p->run->files[fi].rec;
-    if (!record_has_text(r) || !n_samples) return CT_OK; /* no text: no words, no emissions */
-    CT_TRY(aligner_open(p));
-    ct_align_segment *segs = calloc(r->n_segments, sizeof *segs);
-    if (!segs) return ct_fail(CT_ERR_OOM, "alignment");
-    for (size_t i = 0; i < r->n_segments; i++)
-        segs[i] = (ct_align_segment){r->segments[i].start, r->segments[i].end, r->segments[i].text};
-    ct_pipe_progress(p, CT_PROGRESS_ALIGNMENT, NULL, p->run->files[fi].path, 0, (long long)r->n_segments);
-    ct_align_options ao = ct_align_default_options();
-    ao.batch_size = p->t->o.align_batch_size;
-    ao.language = p->t->o.language;
-    double t0 = ct_now();
-    ct_rec_word *words = NULL;
-    size_t nw = 0;
-    int fallback = 0;
-    ct_status s = ct_align_file(p->t->aligner, pcm, n_samples, segs, r->n_segments, &ao, &words, &nw, &fallback);
-    p->seconds_alignment += ct_now() - t0;
-    free(segs);
-    if (s != CT_OK) return s;
-    for (size_t i = 0; i < r->n_words; i++) free(r->words[i].text);
-    free(r->words);
-    r->words = words, r->n_words = nw;
-    r->fallback_alignment_segments = fallback;
-    ct_pipe_progress(p, CT_PROGRESS_ALIGNMENT, NULL, p->run->files[fi].path, (long long)r->n_segments,
-                     (long long)r->n_segments);
-    return CT_OK;
-}
-
-static int64_t round_half_even(double x) {
-    double r = nearbyint(x); /* the default rounding mode is to nearest, ties to even */
-    return (int64_t)r;
-}
-
-/* The audio of a resumed file, for its alignment: decoded again with the
- * backend its checkpoint records, and exactly as long as the ASR saw it
- * (§3.5: the original's reload_audio_for_alignment; its messages). */
-static ct_status redecode(ct_pipe *p, size_t fi, ct_audio **out) {
-    const ct_file_result *f = &p->run->files[fi];
-    const ct_file_record *r = &f->rec;
-    ct_audio_options ao = ct_audio_default_options();
-    if (!r->decode_backend || ct_audio_backend_parse(r->decode_backend, &ao.backend) != CT_OK ||
-        ao.backend == CT_AUDIO_BACKEND_AUTO)
-        return ct_fail(CT_ERR_FORMAT, "Cannot re-decode %s for word alignment without a concrete ASR backend",
-                       f->path);
-    ao.memory_cap_bytes = ct_pipe_memory_cap(&p->t->o);
-    ao.cancel_flag = &p->t->cancel;
-    double t0 = ct_now();
-    ct_status s = ct_audio_decode(f->path, &ao, out);
-    p->seconds_decode += ct_now() - t0;
-    if (s != CT_OK) return s;
-    const int64_t want = round_half_even(r->duration * 16000.0);
-    if ((int64_t)(*out)->n != want) {
-        s = ct_fail(CT_ERR_FORMAT, "Decoded sample count changed between ASR and alignment for %s: %zu != %lld",
-                    f->path, (*out)->n, (long long)want);
-        ct_audio_free(*out);
-        *out = NULL;
-    }
-    return s;
-}
-
-ct_status ct_pipe_resume_file(ct_pipe *p, size_t fi) {
-    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD && record_has_text(&p->run->files[fi].rec)) {
-        /* the aligner first: one that cannot be loaded fails the run, as in ct_pipe_process */
-        CT_TRY(aligner_open(p));
-        ct_audio *a = NULL;
-        ct_status s = redecode(p, fi, &a);
-        if (s == CT_OK) s = align_file(p, fi, a->samples, a->n);
-        ct_audio_free(a);
-        if (s != CT_OK) {
-            ct_pipe_fail_file(p, fi, s, ct_last_error());
-            return s == CT_ERR_ABORTED ? s : CT_OK;
-        }
-    }
-    return ct_pipe_finish_file(p, fi);
 }
 
 static ct_status silero_open(ct_pipe *p) {
@@ -408,7 +287,7 @@ static ct_prep_options prep_options(const ct_pipe *p) {
 /* Segments of one prepared file as engine slices: samples
  * [rhe(start·16000), rhe(end·16000)) clamped to the file (§13.3). */
 static void slice(const ct_audio *a, const ct_span *sp, const float **pcm, size_t *n) {
-    int64_t s = round_half_even(sp->start * 16000.0), e = round_half_even(sp->end * 16000.0);
+    int64_t s = ct_round_half_even(sp->start * 16000.0), e = ct_round_half_even(sp->end * 16000.0);
     if (s < 0) s = 0;
     if (e > (int64_t)a->n) e = (int64_t)a->n;
     if (e < s) e = s;
@@ -482,7 +361,7 @@ static ct_status finish_file(ct_pipe *p, size_t fi, ct_prep_item *it, ct_asr_seg
     }
     if (s == CT_OK && ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) {
         s = ct_pipe_write_checkpoint(p, fi);
-        if (s == CT_OK) s = align_file(p, fi, it->audio->samples, it->audio->n);
+        if (s == CT_OK) s = ct_pipe_align_file(p, fi, it->audio->samples, it->audio->n);
     }
     if (s != CT_OK) {
         ct_pipe_fail_file(p, fi, s, ct_last_error());
@@ -566,7 +445,9 @@ static ct_status publish_ready(ct_pipe *p, publisher *pb) {
             ct_pipe_progress(p, CT_PROGRESS_ASR, NULL, p->run->files[fi].path, (long long)it->vad.n_segments,
                              (long long)it->vad.n_segments);
             if (atomic_load(&p->t->cancel)) return ct_fail(CT_ERR_ABORTED, "cancelled");
+            double t0 = ct_now();
             ct_status r = finish_file(p, fi, it, sl->segs);
+            ct_trace_span("publish", t0, ct_now(), ct_trace_file(p->run->files[fi].path), "\"file\":%zu", pb->next);
             if (r == CT_ERR_ABORTED) return r;
         }
         slot_free(sl);
@@ -606,7 +487,9 @@ static ct_status group_run(ct_pipe *p, group *g, publisher *pb) {
         .stop_repetition_loops = p->t->o.stop_repetition_loops, .punctuation = p->t->o.punctuation,
         .dither = 1, .benchmark_tokens_per_second = p->t->o.benchmark_tokens_per_second,
         .cancel = &p->t->cancel, .on_batch = on_batch, .user = p};
+    double t0 = ct_now();
     ct_status s = total ? ct_asr_run(p->t->asr, &p->t->breaker, segs, total, &ro, &p->asr_stats) : CT_OK;
+    ct_trace_span("group", t0, ct_now(), NULL, "\"files\":%zu,\"segments\":%zu", g->n, total);
     p->segments_asr += (long long)total;
     p->segments_live = p->segments_asr;
     ct_status park = CT_OK; /* our own allocation, apart from what the engine returned */
@@ -695,7 +578,7 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
     CT_TRY(silero_open(p));
     /* word timing needs the aligner for every file: a missing or unreachable
      * one fails the run here, before any decoding, not file by file */
-    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) CT_TRY(aligner_open(p));
+    if (ct_options_alignment(&p->t->o) == CT_ALIGN_WORD) CT_TRY(ct_pipe_aligner_open(p));
     ct_prep_options po = prep_options(p);
     admit_ctx actx = {p, todo};
     po.admit = admit, po.admit_user = &actx;
@@ -738,7 +621,10 @@ ct_status ct_pipe_process(ct_pipe *p, const size_t *todo, size_t n) {
         ct_prep_item *it = NULL;
         double w0 = ct_now();
         s = ct_prep_next(prep, &it);
-        p->seconds_prep_wait += ct_now() - w0;
+        double w1 = ct_now();
+        p->seconds_prep_wait += w1 - w0;
+        ct_trace_span("wait prep", w0, w1, it ? ct_trace_file(it->path) : NULL, "\"file\":%zu",
+                      it ? it->index : (size_t)0);
         if (s != CT_OK || !it) break;
         size_t fi = todo[it->index];
         ct_pipe_action a = CT_PIPE_PROCESS;

@@ -16,6 +16,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/tasks.h"
+#include "core/trace.h"
 #include "compute/cpu/blas_budget.h"
 #include "prep/prep_internal.h"
 #include "vad/silero.h"
@@ -151,6 +152,8 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
     }
     double t1 = ct_now();
     it->decode_seconds = t1 - t0;
+    ct_trace_span("decode", t0, t1, ct_trace_file(it->path), "\"file\":%zu,\"audio_s\":%.3f", it->index,
+                  s == CT_OK ? (double)it->audio->n / CT_AUDIO_SAMPLE_RATE : 0.0);
     /* --vad-threads: at most that many workers run the network at once. */
     int vad_turn = s == CT_OK && p->o.vad_threads > 0;
     if (vad_turn) {
@@ -164,7 +167,10 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         /* --vad-threads bounds the threads running the network: its files
          * are not split over the helpers */
         s = ct_prep_segment(it, &p->o, p->silero, p->o.vad_threads > 0 ? NULL : p->tasks);
-        it->vad_seconds = ct_now() - t1;
+        double t2 = ct_now();
+        it->vad_seconds = t2 - t1;
+        ct_trace_span("vad", t1, t2, ct_trace_file(it->path), "\"file\":%zu,\"segments\":%zu", it->index,
+                      s == CT_OK ? it->vad.n_segments : 0);
     }
     if (s != CT_OK) ct_prep_item_set_error(it, s);
     pthread_mutex_lock(&p->mu);
@@ -184,6 +190,7 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
 
 static void *worker(void *arg) {
     ct_prep *p = arg;
+    ct_trace_thread("prep worker");
     const uint64_t cap = p->o.memory_cap_bytes;
     pthread_mutex_lock(&p->mu);
     for (;;) {

@@ -293,7 +293,7 @@ want="--model --model-revision --adapter --adapter-revision --language --formats
 --batch-size --batch-max-size --batch-audio-seconds --batch-vram-target --adaptive-batch
 --no-adaptive-batch --pin-memory --no-pin-memory --max-new-tokens --max-retry-tokens --truncation-policy
 --stop-repetition-loops --no-stop-repetition-loops --no-punctuation --benchmark-tokens-per-second Alignment --alignment --text-only
---align-batch-size --align-dtype --aligner-model --aligner-revision --max-chars --max-cue-dur --max-gap --profile-json --version -h,"
+--align-batch-size --align-dtype --aligner-model --aligner-revision --max-chars --max-cue-dur --max-gap --profile-json --trace --version -h,"
 got=$(sed -n '5,$p' "$h" | awk '/^[A-Z]/ { print $1; next } /^ +-/ { print $1 }' | tr '\n' ' ')
 [ "$(echo $got)" = "$(echo $want)" ] || bad "help option order: $got"
 grep -qx 'Segmentation (VAD):' "$h" || bad "heading Segmentation (VAD):"

@@ -167,6 +167,8 @@ static const ct_arg_option OPTIONS[] = {
     FLT("--max-cue-dur", "SECONDS", "Target subtitle cue duration.", G_ALN, max_cue_dur, "6.0", 0),
     FLT("--max-gap", "SECONDS", "Maximum inter-word cue gap.", G_ALN, max_gap, "0.6", 0),
     STR("--profile-json", "PATH", "Write performance telemetry as JSON.", G_ALN, profile_json, NULL),
+    STR_ADD("--trace", "PATH", "Write a timeline of the run (Chrome trace JSON, for ui.perfetto.dev).", G_ALN,
+            trace_path),
     {"--version", NULL, NULL, "Show version and exit.", G_ALN, CT_ARG_VERSION, 0, 0, 0, NULL, 0, NULL, NULL, 0},
     {"--help", "-h", NULL, "Show this help and exit.", G_ALN, CT_ARG_HELP, 0, 0, 0, NULL, 0, NULL, NULL, 0},
 };

@@ -52,7 +52,7 @@ if os.path.exists(p):
     runs = {}
     for l in open(p):
         try:
-            j = json.loads(l)
+            j = json.loads(re.sub(r"\binf\b", "1e309", l))  # the old engine prints inf
         except ValueError:
             continue
         runs[(j.get("device"), j.get("batch"), j.get("tokens"))] = j

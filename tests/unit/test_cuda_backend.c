@@ -390,6 +390,53 @@ static void test_decoder_attention(void **state) {
     }
 }
 
+/* The cross-attention at the model's head sizes (the fast kernel's
+ * vector loads: Dh 64, 128, 256) and over a few rows, where the keys are
+ * split over several blocks whose parts the last one adds: slots of every
+ * length (all frames, a few, none, one, 33: parts left empty), a prompt
+ * (S = 3) and one step, each twice in a row (the parts' counters must be
+ * back at zero for the second), and a grid of enough rows that it is not
+ * split (on a GPU of at least 37 SMs: 72 pairs under two blocks per SM).
+ * The workspace's peak shows whether the split ran. */
+static void check_cross(ct_dtype dt, int n, int S, int H, int Dh, int Tenc, int split) {
+    int slots = 5, D = H * Dh, slot[48];
+    int enc_len[5] = {Tenc, 100 < Tenc ? 100 : Tenc, 0, 1, 33 < Tenc ? 33 : Tenc};
+    for (int r = 0; r < n; r++) slot[r] = (r * 3 + 1) % slots;
+    size_t esz = (size_t)slots * Tenc * D, m = (size_t)n * S * D;
+    float *ek = rnd(dt, esz, 1.f), *ev = rnd(dt, esz, 1.f), *q = rnd(dt, m, 1.f), *orf = malloc(sizeof(float) * m);
+    CT_ASSERT_OK(ct_op_attn_cross(g_ref, ct_buf_f32(orf), ct_buf_f32(q), ct_buf_f32(ek), ct_buf_f32(ev), slot, enc_len,
+                                  n, S, Tenc, H, Dh, &g_ws_ref));
+    ct_buf dek = dput(dt, ek, esz), dev = dput(dt, ev, esz), dq = dput(dt, q, m);
+    for (int rep = 0; rep < 2; rep++) {
+        ct_buf dout = dpoison(dt, m);
+        g_ws_cu.peak = 0;
+        CT_ASSERT_OK(ct_op_attn_cross(g_cu, dout, dq, dek, dev, slot, enc_len, n, S, Tenc, H, Dh, &g_ws_cu));
+        assert_int_equal(g_ws_cu.used, 0);
+        if (split) assert_true(g_ws_cu.peak >= sizeof(float) * 2 * (size_t)n * S * H * (Dh + 2));
+        else assert_int_equal(g_ws_cu.peak, 0);
+        float *got = dget(dout, m);
+        char what[64];
+        snprintf(what, sizeof what, "attn_cross n%d S%d Dh%d T%d rep%d", n, S, Dh, Tenc, rep);
+        expect_close(what, dt, got, orf, m, tol_for(dt));
+        free(got);
+        dfree(dout);
+    }
+    free(ek), free(ev), free(q), free(orf);
+    dfree(dek), dfree(dev), dfree(dq);
+}
+
+static void test_cross_split(void **state) {
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        ct_dtype dt = ALL3[i];
+        check_cross(dt, 1, 1, 8, 128, 376, 1); /* the model's batch-1 step: 8 pairs, 12 parts */
+        check_cross(dt, 3, 3, 8, 128, 301, 1); /* a prompt over a few rows */
+        check_cross(dt, 2, 1, 4, 64, 200, 1);
+        check_cross(dt, 2, 1, 2, 256, 97, 1);
+        check_cross(dt, 40, 1, 8, 128, 150, 0); /* 320 pairs: one part each */
+    }
+}
+
 /* The fused decoder step (version 6) against its composition: new k|v
  * written into the caches at *pos, then the causal attention of q. */
 static void check_causal_qkv(ct_dtype dt, int H, int Dh, int pos) {
@@ -651,6 +698,7 @@ int main(void) {
         cmocka_unit_test(test_conv_pointwise), cmocka_unit_test(test_layer_norm),
         cmocka_unit_test(test_glu_convert), cmocka_unit_test(test_convs),
         cmocka_unit_test(test_pos_embed_argmax), cmocka_unit_test(test_decoder_attention),
+        cmocka_unit_test(test_cross_split),
         cmocka_unit_test(test_relpos),      cmocka_unit_test(test_fused),
         cmocka_unit_test(test_fused_decoder), cmocka_unit_test(test_bias_kept),
         cmocka_unit_test(test_subsample),

@@ -154,6 +154,7 @@ static void cb_destroy(ct_backend *be) {
         if (cb->c) ct_cuda_biases_clear(be);
         if (cb->c && cb->side) ct_cuda_dfree(cb->c, cb->side);
         if (cb->c && cb->scratch) ct_cuda_dfree(cb->c, cb->scratch);
+        if (cb->c && cb->attn_count) ct_cuda_dfree(cb->c, cb->attn_count);
         ct_cuda_host_free(cb->host_ids);
         for (int i = 0; i < 2; i++)
             if (cb->stage[i]) {
@@ -247,6 +248,9 @@ extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_b
     ct_status s = ct_cuda_create_device(opts->device_index, &cb->c);
     if (s == CT_OK) s = ct_cuda_malloc(cb->c, (void **)&cb->side, sizeof(int) * CT_SIDE_REGIONS * CT_SIDE_INTS);
     if (s == CT_OK) s = ct_cuda_host_alloc((void **)&cb->host_ids, sizeof(int32_t) * CT_SIDE_INTS);
+    if (s == CT_OK) s = ct_cuda_malloc(cb->c, (void **)&cb->attn_count, sizeof(int) * CT_ATTN_SPLIT_PAIRS);
+    if (s == CT_OK) s = ct_cuda_memset(cb->c, cb->attn_count, 0, sizeof(int) * CT_ATTN_SPLIT_PAIRS);
+    if (s == CT_OK) s = ct_cuda_sync(cb->c);
     if (s == CT_OK && !(cb->side_host = (int *)malloc(sizeof(int) * CT_SIDE_REGIONS * CT_SIDE_INTS)))
         s = ct_fail(CT_ERR_OOM, "side arrays");
     if (s != CT_OK) {

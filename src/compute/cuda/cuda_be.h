@@ -46,7 +46,13 @@ typedef struct ct_cuda_be {
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
     struct ct_cuda_bias *biases; /* converted GEMM biases (cuda_ops_gemm.cu) */
+    int *attn_count;     /* device, CT_ATTN_SPLIT_PAIRS zeros between launches: the split cross-attention's
+                          * per-(row, head) counts of finished parts (cuda_ops_attn.cu) */
 } ct_cuda_be;
+
+/* The most (query row × head) pairs a cross-attention splits its keys for:
+ * splitting is for grids that leave SMs idle, far fewer pairs than this. */
+enum { CT_ATTN_SPLIT_PAIRS = 1024 };
 
 /* A float32 bias converted once for a 16-bit GEMM epilogue, kept while its
  * source lives: cuBLASLt refuses a float32 bias with a 16-bit output for
@@ -91,12 +97,25 @@ __device__ __forceinline__ float ct_apply_act(float v, int act) {
     return act == CT_ACT_RELU ? fmaxf(v, 0.f) : act == CT_ACT_SILU ? v / (1.f + __expf(-v)) : v;
 }
 
-/* argmax of xr (N) by a block of 256 threads, ties and NaN as the
- * reference (ct_ref_argmax): the first NaN wins, else the first maximum;
- * the result is valid in thread 0 (0 for N = 0). */
+/* argmax of xr (N) by a block of any multiple of 32 threads (≤ 1024),
+ * ties and NaN as the reference (ct_ref_argmax): the first NaN wins, else
+ * the first maximum; the result is valid in every thread (0 for N = 0).
+ * Candidates are ordered NaN first, then by value, then by lower index, a
+ * total order, so warp shuffles and then one warp over the warps' winners
+ * give the same index as a scan (two barriers; the tree over 256 shared
+ * slots took eight, and tied the greedy step to 256 threads, which at one
+ * row left it scanning 64 logits a thread: 17 us against 4.5 us for the
+ * old engine's 1024 threads). */
+__device__ __forceinline__ bool ct_argmax_take(float v, int vi, float b, int bj, int N) {
+    if (vi == N) return false;
+    if (bj == N) return true;
+    if (isnan(v) != isnan(b)) return isnan(v);
+    if (isnan(v) || v == b) return vi < bj;
+    return v > b;
+}
 __device__ __forceinline__ int ct_block_argmax(const float *xr, int N) {
-    __shared__ float sv[256];
-    __shared__ int si[256];
+    __shared__ float sv[32];
+    __shared__ int si[32];
     float best = -INFINITY;
     int bi = N; /* none yet */
     for (int j = threadIdx.x; j < N; j += blockDim.x) {
@@ -104,23 +123,27 @@ __device__ __forceinline__ int ct_block_argmax(const float *xr, int N) {
         int better = bi == N || (isnan(v) && !isnan(best)) || (!isnan(best) && v > best);
         if (better) best = v, bi = j;
     }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bi;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            float v = sv[threadIdx.x + s], b = sv[threadIdx.x];
-            int vi = si[threadIdx.x + s], bj = si[threadIdx.x];
-            int take;
-            if (vi == N) take = 0;
-            else if (bj == N) take = 1;
-            else if (isnan(v) != isnan(b)) take = isnan(v);
-            else if (isnan(v) || v == b) take = vi < bj;
-            else take = v > b;
-            if (take) sv[threadIdx.x] = v, si[threadIdx.x] = vi;
-        }
-        __syncthreads();
+    for (int o = 16; o > 0; o >>= 1) {
+        float v = __shfl_xor_sync(0xffffffffu, best, o);
+        int vi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (ct_argmax_take(v, vi, best, bi, N)) best = v, bi = vi;
     }
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    __syncthreads(); /* a previous call's readers of si[0] are done */
+    if (lane == 0) sv[w] = best, si[w] = bi;
+    __syncthreads();
+    if (w == 0) {
+        const int nw = blockDim.x >> 5;
+        best = lane < nw ? sv[lane] : -INFINITY;
+        bi = lane < nw ? si[lane] : N;
+        for (int o = 16; o > 0; o >>= 1) {
+            float v = __shfl_xor_sync(0xffffffffu, best, o);
+            int vi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (ct_argmax_take(v, vi, best, bi, N)) best = v, bi = vi;
+        }
+        if (lane == 0) si[0] = bi;
+    }
+    __syncthreads();
     return si[0] == N ? 0 : si[0];
 }
 

@@ -450,7 +450,7 @@ ct_status ct_cuda_op_argmax(ct_backend *be, int32_t *ids, ct_buf x, int n, int N
     ct_cuda_be *cb = ct_cbe(be);
     int *d = cb->side + (size_t)CT_SIDE_OUT * CT_SIDE_INTS;
     cb->side_n[CT_SIDE_OUT] = 0; /* written by the kernel: never a cache hit */
-    k_argmax<<<n, 256, 0, cb->c->stream>>>(d, (const float *)x.data, N);
+    k_argmax<<<n, 1024, 0, cb->c->stream>>>(d, (const float *)x.data, N);
     LAUNCH_CHECK();
     CT_TRY(ct_cuda_d2h(cb->c, cb->host_ids, d, sizeof(int) * (size_t)n));
     memcpy(ids, cb->host_ids, sizeof(int32_t) * (size_t)n);

@@ -129,31 +129,82 @@ __global__ void k_dec_attn(E *out, const E *q, const E *kc, const E *vc, const i
  * the lanes the dimensions, partial sums added in shared memory. The plain
  * kernel above reads the values one key after another per thread, which
  * at a few rows per step left the GPU waiting on memory latency (about
- * 0.15 ms per cross-attention over 376 frames). Same sums up to order. */
+ * 0.15 ms per cross-attention over 376 frames). Same sums up to order.
+ *
+ * VPL (Dh = 32·VPL, 2/4/8): each lane reads its VPL consecutive values of
+ * a key row in one load, four keys at a time, as the old engine's
+ * attn_one does for the first; VPL 0: lanes take dimensions lane, lane +
+ * 32, … one element each (other head sizes). With one 2-byte load per
+ * dimension and one key at a time, the cross-attention over 376 frames took
+ * 39 µs at one row and 96 µs at 128 rows, against 25 and 72 µs for the old
+ * engine's kernel (ncu, H200, 2026-12-03): the whole decoder gap.
+ *
+ * Split keys (gridDim.z = NS > 1, cross-attention only): at a few rows the
+ * grid is a few blocks (8 at one row: 8 of 132 SMs, each walking 376 keys
+ * one after another). Block z takes the z-th of NS equal parts of the
+ * row's keys, writes its max, exp-sum and unnormalised P·V (Dh floats) to
+ * split_part, and the last block of its (row, head) to finish (a counter
+ * in split_count, reset by that block for the next launch) adds the parts
+ * rescaled to the common max: the flash-decoding split in one launch. */
 enum { DEC_THREADS = 256, DEC_WARPS = DEC_THREADS / 32, DEC_DH_MAX = 256 };
 
+/* N consecutive elements from p (N·sizeof(E) bytes, aligned to that or to 16)
+ * into float32 registers: whole 16-, 8- or 4-byte loads. */
+template <typename E> __device__ __forceinline__ void unpack_word(uint32_t w, float *o);
+template <> __device__ __forceinline__ void unpack_word<float>(uint32_t w, float *o) { o[0] = __uint_as_float(w); }
+template <> __device__ __forceinline__ void unpack_word<__nv_bfloat16>(uint32_t w, float *o) {
+    o[0] = __uint_as_float(w << 16);
+    o[1] = __uint_as_float(w & 0xffff0000u);
+}
+template <> __device__ __forceinline__ void unpack_word<__half>(uint32_t w, float *o) {
+    o[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
+    o[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
+}
+template <typename E, int N> __device__ __forceinline__ void ld_vec(const E *p, float (&o)[N]) {
+    constexpr int W = N * (int)sizeof(E) / 4, PW = 4 / (int)sizeof(E);
+    uint32_t w[W];
+    if constexpr (W % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < W / 4; i++) {
+            uint4 u = reinterpret_cast<const uint4 *>(p)[i];
+            w[4 * i] = u.x, w[4 * i + 1] = u.y, w[4 * i + 2] = u.z, w[4 * i + 3] = u.w;
+        }
+    } else if constexpr (W == 2) {
+        uint2 u = *reinterpret_cast<const uint2 *>(p);
+        w[0] = u.x, w[1] = u.y;
+    } else {
+        w[0] = *reinterpret_cast<const uint32_t *>(p);
+    }
+#pragma unroll
+    for (int i = 0; i < W; i++) unpack_word<E>(w[i], o + i * PW);
+}
+
 /* qs: the query rows' stride (D, or 3D in a packed q|k|v row); knew (the
- * fused step, version 6: S = 1, causal): the row's new key at knew + r·qs,
- * its value D further, written into this block's head of the caches at
- * position pos0 before the scores read them (each block writes only the
- * part it reads, so no other block waits on it). */
-template <typename E>
+ * fused step, version 6: S = 1, causal, NS = 1): the row's new key at
+ * knew + r·qs, its value D further, written into this block's head of the
+ * caches at position pos0 before the scores read them (each block writes
+ * only the part it reads, so no other block waits on it). */
+template <typename E, int VPL>
 __global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *q, E *kc, E *vc,
                                                              const int *slot, const int *klen, int S, int pos0,
                                                              const int *posd, int L, int H, int Dh, float scale,
-                                                             int qs, const E *knew) {
+                                                             int qs, const E *knew, float *split_part,
+                                                             int *split_count) {
     constexpr int VEC = 16 / sizeof(E);
     extern __shared__ float s[];
     __shared__ float red[32];
     __shared__ float qsh[DEC_DH_MAX];
     __shared__ float part[DEC_WARPS][DEC_DH_MAX];
+    __shared__ int is_last;
     int rt = blockIdx.x, h = blockIdx.y, r = rt / S, t = rt % S;
+    const int NS = (int)gridDim.z, z = (int)blockIdx.z;
     int D = H * Dh, sl = slot[r];
     if (posd) pos0 = *posd;
     int nk = klen ? min(klen[sl], L) : min(pos0 + t + 1, L);
+    /* this block's keys [jb, jb + cnt): the z-th of NS equal parts */
+    const int chunk = (nk + NS - 1) / NS, jb = min(nk, z * chunk), cnt = min(nk, jb + chunk) - jb;
     const E *qi = q + (size_t)rt * qs + (size_t)h * Dh;
     E *Kw = kc + (size_t)sl * L * D + (size_t)h * Dh, *Vw = vc + (size_t)sl * L * D + (size_t)h * Dh;
-    const E *K = Kw, *V = Vw;
     if (knew && pos0 >= 0 && pos0 < L) {
         const E *kn = knew + (size_t)r * qs + (size_t)h * Dh;
         for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
@@ -161,71 +212,157 @@ __global__ void __launch_bounds__(DEC_THREADS) k_dec_attn_fast(E *out, const E *
             Vw[(size_t)pos0 * D + e] = kn[D + e];
         }
     }
+    const E *K = Kw + (size_t)jb * D, *V = Vw + (size_t)jb * D;
     for (int e = threadIdx.x; e < Dh; e += blockDim.x) qsh[e] = ct_ld(qi[e]);
     __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int quad = lane & 3, kq = threadIdx.x >> 2, nq = blockDim.x >> 2;
-    for (int j0 = 0; j0 < nk; j0 += nq) {
+    for (int j0 = 0; j0 < cnt; j0 += nq) {
         int j = j0 + kq;
         float acc = 0.f;
-        if (j < nk) {
+        if (j < cnt) {
             const E *kr = K + (size_t)j * D;
             for (int c = quad; c < Dh / VEC; c += 4) {
-                E w[VEC];
-                *reinterpret_cast<uint4 *>(w) = *reinterpret_cast<const uint4 *>(kr + c * VEC);
+                float w[VEC];
+                ld_vec<E, VEC>(kr + c * VEC, w);
 #pragma unroll
-                for (int k = 0; k < VEC; k++) acc += qsh[c * VEC + k] * ct_ld(w[k]);
+                for (int k = 0; k < VEC; k++) acc += qsh[c * VEC + k] * w[k];
             }
         }
         acc += __shfl_xor_sync(0xffffffffu, acc, 1);
         acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-        if (j < nk && quad == 0) s[j] = acc * scale;
+        if (j < cnt && quad == 0) s[j] = acc * scale;
     }
     __syncthreads();
     float mx = -INFINITY;
-    for (int j = threadIdx.x; j < nk; j += blockDim.x) mx = fmaxf(mx, s[j]);
+    for (int j = threadIdx.x; j < cnt; j += blockDim.x) mx = fmaxf(mx, s[j]);
     mx = ct_block_max(mx, red);
     float sum = 0.f;
     __syncthreads(); /* ct_block_max's last read of red before ct_block_sum writes it */
-    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+    for (int j = threadIdx.x; j < cnt; j += blockDim.x) {
         float e = __expf(s[j] - mx);
         s[j] = e;
         sum += e;
     }
     sum = ct_block_sum(sum, red);
     __syncthreads();
-    float inv = sum > 0.f ? 1.f / sum : 0.f;
-    float acc[DEC_DH_MAX / 32];
+    if constexpr (VPL > 0) {
+        /* lane's dims [lane·VPL, lane·VPL + VPL): four keys' loads in flight per warp */
+        float acc[VPL];
 #pragma unroll
-    for (int k = 0; k < DEC_DH_MAX / 32; k++) acc[k] = 0.f;
-    for (int j = warp; j < nk; j += DEC_WARPS) {
-        float p = s[j];
-        const E *vr = V + (size_t)j * D + lane;
+        for (int k = 0; k < VPL; k++) acc[k] = 0.f;
+        const E *vb = V + lane * VPL;
+        int j = warp;
+        for (; j + 3 * DEC_WARPS < cnt; j += 4 * DEC_WARPS) {
+            float a0[VPL], a1[VPL], a2[VPL], a3[VPL];
+            ld_vec<E, VPL>(vb + (size_t)j * D, a0);
+            ld_vec<E, VPL>(vb + (size_t)(j + DEC_WARPS) * D, a1);
+            ld_vec<E, VPL>(vb + (size_t)(j + 2 * DEC_WARPS) * D, a2);
+            ld_vec<E, VPL>(vb + (size_t)(j + 3 * DEC_WARPS) * D, a3);
+            const float p0 = s[j], p1 = s[j + DEC_WARPS], p2 = s[j + 2 * DEC_WARPS], p3 = s[j + 3 * DEC_WARPS];
+#pragma unroll
+            for (int k = 0; k < VPL; k++) acc[k] += p0 * a0[k] + p1 * a1[k] + p2 * a2[k] + p3 * a3[k];
+        }
+        for (; j < cnt; j += DEC_WARPS) {
+            float a0[VPL];
+            ld_vec<E, VPL>(vb + (size_t)j * D, a0);
+            const float p0 = s[j];
+#pragma unroll
+            for (int k = 0; k < VPL; k++) acc[k] += p0 * a0[k];
+        }
+#pragma unroll
+        for (int k = 0; k < VPL; k++) part[warp][lane * VPL + k] = acc[k];
+    } else {
+        float acc[DEC_DH_MAX / 32];
+#pragma unroll
+        for (int k = 0; k < DEC_DH_MAX / 32; k++) acc[k] = 0.f;
+        for (int j = warp; j < cnt; j += DEC_WARPS) {
+            float p = s[j];
+            const E *vr = V + (size_t)j * D + lane;
+#pragma unroll
+            for (int k = 0; k < DEC_DH_MAX / 32; k++)
+                if (lane + 32 * k < Dh) acc[k] += p * ct_ld(vr[32 * k]);
+        }
 #pragma unroll
         for (int k = 0; k < DEC_DH_MAX / 32; k++)
-            if (lane + 32 * k < Dh) acc[k] += p * ct_ld(vr[32 * k]);
+            if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
     }
-#pragma unroll
-    for (int k = 0; k < DEC_DH_MAX / 32; k++)
-        if (lane + 32 * k < Dh) part[warp][lane + 32 * k] = acc[k];
     __syncthreads();
     E *o = out + (size_t)rt * D + (size_t)h * Dh;
+    if (NS == 1) {
+        float inv = sum > 0.f ? 1.f / sum : 0.f;
+        for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+            float tsum = 0.f;
+#pragma unroll
+            for (int w = 0; w < DEC_WARPS; w++) tsum += part[w][e];
+            o[e] = ct_st<E>(tsum * inv);
+        }
+        return;
+    }
+    /* this part: [max, exp-sum, Dh unnormalised sums] */
+    const size_t pair = (size_t)rt * H + h, stride = (size_t)Dh + 2;
+    float *mine = split_part + (pair * NS + z) * stride;
     for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
         float tsum = 0.f;
 #pragma unroll
         for (int w = 0; w < DEC_WARPS; w++) tsum += part[w][e];
-        o[e] = ct_st<E>(tsum * inv);
+        mine[2 + e] = tsum;
     }
+    if (threadIdx.x == 0) {
+        mine[0] = cnt > 0 ? mx : -INFINITY;
+        mine[1] = sum;
+    }
+    __threadfence(); /* the part is visible device-wide before the count says so */
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(&split_count[pair], 1) == NS - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    const float *all = split_part + pair * NS * stride;
+    float M = -INFINITY;
+    for (int k = 0; k < NS; k++) M = fmaxf(M, __ldcg(all + k * stride));
+    for (int e = threadIdx.x; e < Dh; e += blockDim.x) {
+        float ls = 0.f, acc = 0.f;
+        for (int k = 0; k < NS; k++) {
+            const float m = __ldcg(all + k * stride);
+            const float w = m == -INFINITY ? 0.f : __expf(m - M); /* an empty part adds nothing */
+            ls += w * __ldcg(all + k * stride + 1);
+            acc += w * __ldcg(all + k * stride + 2 + e);
+        }
+        o[e] = ct_st<E>(ls > 0.f ? acc / ls : 0.f); /* no keys at all: zeros, as the reference */
+    }
+    if (threadIdx.x == 0) split_count[pair] = 0; /* ready for the next launch */
 }
 
 /* Dynamic shared memory the fast kernel may take beside its static ~9.3 KiB. */
 enum { DEC_FAST_SMEM = 38 * 1024 };
 
+/* How many parts a cross-attention's keys are split into: enough blocks
+ * for two per SM where (rows × heads) gives fewer, parts of ≥ 32 keys, at
+ * most 16; 1 where the grid already fills the GPU. */
+static int split_parts(long pairs, int L) {
+    long want = 2L * ct_cuda_sm_count();
+    if (pairs <= 0 || pairs >= want || pairs > CT_ATTN_SPLIT_PAIRS) return 1;
+    long ns = (want + pairs - 1) / pairs, by_keys = (L + 31) / 32;
+    if (ns > by_keys) ns = by_keys;
+    if (ns > 16) ns = 16;
+    return ns > 1 ? (int)ns : 1;
+}
+
+template <typename E, int VPL>
+static void launch_fast(dim3 grid, size_t smem, cudaStream_t st, E *out, const E *q, E *kc, E *vc, const int *slot,
+                        const int *klen, int S, int pos0, const int *posd, int L, int H, int Dh, float scale, int qs,
+                        const E *knew, float *part, int *count) {
+    k_dec_attn_fast<E, VPL><<<grid, DEC_THREADS, smem, st>>>(out, q, kc, vc, slot, klen, S, pos0, posd, L, H, Dh,
+                                                             scale, qs, knew, part, count);
+}
+
 /* qs: the query rows' stride; knew: the fused step's packed k|v (the fast
- * kernel writes them; elsewhere they are written first by k_kv_write) */
+ * kernel writes them; elsewhere they are written first by k_kv_write);
+ * ws: room for the split parts (cross-attention; none: no split) */
 static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc,
                           const int *slot, const int *klen_host, int slots, int n, int S, int pos0, const int *posd,
-                          int L, int H, int Dh, int qs, const void *knew) {
+                          int L, int H, int Dh, int qs, const void *knew, ct_arena *ws) {
     if (out.dtype != q.dtype || kc.dtype != q.dtype || vc.dtype != q.dtype)
         return ct_fail(CT_ERR_UNSUPPORTED, "cuda %s: mixed element types", name);
     if (n <= 0 || S <= 0) return CT_OK;
@@ -240,11 +377,32 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
     int fast = Dh <= DEC_DH_MAX && Dh % (int)vec == 0 && (H * Dh) % (int)vec == 0 && smem <= DEC_FAST_SMEM &&
                ((uintptr_t)kc.data & 15) == 0 && ((uintptr_t)vc.data & 15) == 0;
     if (fast) {
+        const int vpl = Dh % 32 == 0 && (Dh / 32 == 2 || Dh / 32 == 4 || Dh / 32 == 8) ? Dh / 32 : 0;
+        ct_cuda_be *cb = ct_cbe(be);
+        int ns = klen_host && !knew && ws ? split_parts((long)n * S * H, L) : 1;
+        float *part = NULL;
+        size_t mark = ws ? ct_arena_mark(ws) : 0;
+        if (ns > 1) {
+            part = (float *)ct_arena_alloc(ws, sizeof(float) * (size_t)n * S * H * ns * ((size_t)Dh + 2));
+            if (!part) { /* no room: one part, the same result up to order */
+                ct_error_clear();
+                ns = 1;
+            }
+        }
+        grid.z = (unsigned)ns;
+        cudaStream_t st = ct_cstream(be);
         CT_CUDA_DISPATCH(q.dtype, E, name, {
-            k_dec_attn_fast<E><<<grid, DEC_THREADS, smem, ct_cstream(be)>>>(
-                (E *)out.data, (const E *)q.data, (E *)kc.data, (E *)vc.data, dslot, dlen, S, pos0, posd, L, H, Dh,
-                scale, qs, (const E *)knew);
-            LAUNCH_CHECK();
+            E *o = (E *)out.data, *k = (E *)kc.data, *v = (E *)vc.data;
+            const E *qq = (const E *)q.data, *kn = (const E *)knew;
+            switch (vpl) {
+            case 2: launch_fast<E, 2>(grid, smem, st, o, qq, k, v, dslot, dlen, S, pos0, posd, L, H, Dh, scale, qs, kn, part, cb->attn_count); break;
+            case 4: launch_fast<E, 4>(grid, smem, st, o, qq, k, v, dslot, dlen, S, pos0, posd, L, H, Dh, scale, qs, kn, part, cb->attn_count); break;
+            case 8: launch_fast<E, 8>(grid, smem, st, o, qq, k, v, dslot, dlen, S, pos0, posd, L, H, Dh, scale, qs, kn, part, cb->attn_count); break;
+            default: launch_fast<E, 0>(grid, smem, st, o, qq, k, v, dslot, dlen, S, pos0, posd, L, H, Dh, scale, qs, kn, part, cb->attn_count);
+            }
+            cudaError_t e = cudaGetLastError();
+            if (ws) ct_arena_rewind(ws, mark); /* later ops' use of it is queued behind this kernel */
+            if (e != cudaSuccess) return ct_fail(CT_ERR_DEVICE, "cuda %s: %s", name, cudaGetErrorString(e));
         });
         return CT_OK;
     }
@@ -271,12 +429,13 @@ static ct_status dec_attn(ct_backend *be, const char *name, ct_buf out, ct_buf q
 ct_status ct_cuda_op_attn_causal(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot, int n,
                                  int S, int pos0, int Smax, int H, int Dh, ct_arena *ws) {
     if (pos0 + S > Smax) return ct_fail(CT_ERR_INVALID_ARG, "attn_causal: position %d beyond %d", pos0 + S, Smax);
-    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, NULL, Smax, H, Dh, H * Dh, NULL);
+    return dec_attn(be, "attn_causal", out, q, kc, vc, slot, NULL, 0, n, S, pos0, NULL, Smax, H, Dh, H * Dh, NULL, NULL);
 }
 
 ct_status ct_cuda_op_attn_causal_dev(ct_backend *be, ct_buf out, ct_buf q, ct_buf kc, ct_buf vc, const int *slot,
                                      int n, const int32_t *pos, int Smax, int H, int Dh, ct_arena *ws) {
-    return dec_attn(be, "attn_causal_dev", out, q, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh, H * Dh, NULL);
+    return dec_attn(be, "attn_causal_dev", out, q, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh, H * Dh, NULL,
+                    NULL);
 }
 
 ct_status ct_cuda_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv, ct_buf kc, ct_buf vc, const int *slot,
@@ -285,7 +444,7 @@ ct_status ct_cuda_op_attn_causal_qkv_dev(ct_backend *be, ct_buf out, ct_buf qkv,
     const int D = H * Dh;
     const void *knew = (const char *)qkv.data + ct_dtype_size(qkv.dtype) * (size_t)D;
     return dec_attn(be, "attn_causal_qkv_dev", out, qkv, kc, vc, slot, NULL, 0, n, 1, 0, pos, Smax, H, Dh, 3 * D,
-                    knew);
+                    knew, NULL);
 }
 
 ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek, ct_buf ev, const int *slot,
@@ -293,7 +452,8 @@ ct_status ct_cuda_op_attn_cross(ct_backend *be, ct_buf out, ct_buf q, ct_buf ek,
     int slots = 0; /* enc_len is indexed by slot: upload up to the largest one used */
     for (int r = 0; r < n; r++)
         if (slot[r] + 1 > slots) slots = slot[r] + 1;
-    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, NULL, Tenc, H, Dh, H * Dh, NULL);
+    return dec_attn(be, "attn_cross", out, q, ek, ev, slot, enc_len, slots, n, S, 0, NULL, Tenc, H, Dh, H * Dh, NULL,
+                    ws);
 }
 
 /* ---- encoder: simple kernel ---------------------------------------------- */

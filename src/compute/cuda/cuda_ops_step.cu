@@ -45,7 +45,8 @@ ct_status ct_cuda_op_embed_dev(ct_backend *be, ct_buf y, const int32_t *ids, con
     return CT_OK;
 }
 
-/* one block (256 threads) per row: the rule of ct_ref_greedy_step */
+/* one block (1024 threads: the argmax scan is most of it) per row: the rule
+ * of ct_ref_greedy_step */
 __global__ void k_greedy(ct_greedy_state g, const float *logits, int V) {
     int r = blockIdx.x;
     if (r == 0 && threadIdx.x == 0) atomicAdd(g.pos, 1); /* nothing in this kernel reads pos */
@@ -71,7 +72,7 @@ __global__ void k_greedy(ct_greedy_state g, const float *logits, int V) {
 ct_status ct_cuda_op_greedy_step(ct_backend *be, const ct_greedy_state *g, ct_buf logits, int n, int V) {
     if (n <= 0) return CT_OK;
     if (n > 65535) return ct_fail(CT_ERR_LIMIT, "cuda greedy_step: %d rows", n);
-    k_greedy<<<n, 256, 0, ct_cstream(be)>>>(*g, (const float *)logits.data, V);
+    k_greedy<<<n, 1024, 0, ct_cstream(be)>>>(*g, (const float *)logits.data, V);
     LAUNCH_CHECK();
     return CT_OK;
 }

@@ -26,7 +26,6 @@ extern char **environ;
 
 #define POLICY "OMP_WAIT_POLICY"
 #define GUARD "CT_CPU_WAIT_EXEC"
-#define TRACE "CT_CPU_WAIT_TRACE" /* tests: one line on stderr before each re-exec */
 
 int ct_cpu_wait_parse(const char *s) {
     if (!s) return -1;
@@ -89,7 +88,6 @@ void ct_cpu_wait_exec(ct_cpu_wait w, char **argv, char **envp) {
     ne[k++] = pv;
     ne[k++] = gv;
     ne[k] = NULL;
-    if (env_in(env, TRACE)) fprintf(stderr, "cpu-wait: re-executing pid %ld with %s\n", (long)getpid(), pv);
     fflush(NULL); /* nothing buffered is lost to the new image */
     execve("/proc/self/exe", argv, ne);
     free(ne); /* no /proc, or not allowed: run with what libgomp has */

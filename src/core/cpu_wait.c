@@ -60,8 +60,6 @@ static int guard_is_self(const char *g) {
     return *end == 0 && pid == (long)getpid();
 }
 
-int ct_cpu_wait_current(void) { return policy_of(getenv(POLICY)); }
-
 void ct_cpu_wait_exec(ct_cpu_wait w, char **argv, char **envp) {
     char **env = envp ? envp : environ;
     const char *guard = env_in(env, GUARD), *cur = env_in(env, POLICY);

@@ -11,9 +11,4 @@
 int ct_cpu_wait_parse(const char *s);
 const char *ct_cpu_wait_name(ct_cpu_wait w);
 
-/* The policy the OpenMP runtime of this process read at start: passive or
- * active from OMP_WAIT_POLICY, or -1 when it was unset or not one of them
- * (libgomp's default: spin a while, then sleep). */
-int ct_cpu_wait_current(void);
-
 #endif

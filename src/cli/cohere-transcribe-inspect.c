@@ -6,6 +6,7 @@
  *   cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]
  *       [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
+ *       [--cpu-wait passive|active]
  *       --out OUT.safetensors A.wav B.wav ...
  *
  * --dtype defaults to fp32 on cpu and bf16 on cuda (the GPU engine's only
@@ -26,6 +27,7 @@
 #include "blas_preinit.h" /* OpenBLAS inside ulimit -v: before main */
 #include "asr/asr.h"
 #include "compute/cpu/cpu_state.h"
+#include "core/cpu_wait.h"
 #include "core/fs.h"
 #include "model/resolve.h"
 #include "model/safetensors.h"
@@ -36,6 +38,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]\n"
                "           [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]\n"
                "           [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]\n"
+               "           [--cpu-wait passive|active]\n"
                "           --out OUT.safetensors A.wav B.wav ...\n");
 }
 
@@ -119,7 +122,8 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = NULL, *dither = "off", *langs = NULL;
+    const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = NULL, *dither = "off", *langs = NULL,
+               *cpu_wait = "passive";
     long max_new = 0;
     char *files[MAX_CLIPS];
     int nfiles = 0;
@@ -128,7 +132,8 @@ int main(int argc, char **argv) {
         const char **dst = !strcmp(a, "--model") ? &model : !strcmp(a, "--out") ? &out
                          : !strcmp(a, "--device") ? &device : !strcmp(a, "--dtype") ? &dtype
                          : !strcmp(a, "--dither") ? &dither : !strcmp(a, "--languages") ? &langs
-                         : !strcmp(a, "--model-revision") ? &revision : NULL;
+                         : !strcmp(a, "--model-revision") ? &revision : !strcmp(a, "--cpu-wait") ? &cpu_wait
+                         : NULL;
         if (dst || !strcmp(a, "--max-new-tokens")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "cohere-transcribe-inspect: %s needs a value\n", a);
@@ -168,6 +173,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cohere-transcribe-inspect: --out: %s\n", ct_last_error());
         return out[0] ? 1 : 2;
     }
+    const int wait = ct_cpu_wait_parse(cpu_wait);
+    if (wait < 0) {
+        fprintf(stderr, "cohere-transcribe-inspect: --cpu-wait: '%s' (passive or active)\n", cpu_wait);
+        return 2;
+    }
+    ct_cpu_wait_exec((ct_cpu_wait)wait, argv, NULL); /* before any OpenMP thread; returns if no re-exec */
     ct_asr_options o = ct_asr_default_options();
     if (strcmp(device, "cpu") && strcmp(device, "cuda")) {
         fprintf(stderr, "cohere-transcribe-inspect: --device: '%s' (cpu or cuda)\n", device);

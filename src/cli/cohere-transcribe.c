@@ -72,6 +72,8 @@ int main(int argc, char **argv) {
         ct_cli_result_free(&cli);
         return code;
     }
+    /* OpenMP's wait policy: only a process start sets it (before any thread) */
+    ct_cpu_wait_exec(cli.options.cpu_wait, argv, NULL);
     ct_console con;
     ct_console_init(&con, cli.options.alignment == CT_ALIGN_WORD && !cli.options.text_only);
     ct_console_stage(&con, 1, "Validating inputs and outputs");

@@ -255,6 +255,8 @@ void ct_doctor_check_runtime(const ct_doctor_options *o, ct_doctor_report_fn fn,
     omp_threads = omp_get_max_threads();
 #endif
     SAY(fn, user, CT_DOCTOR_OK, "numeric runtime: %s; %d OpenMP threads", openblas_get_config(), omp_threads);
+    char wait[256];
+    SAY(fn, user, CT_DOCTOR_OK, "CPU wait policy: %s", ct_cpu_wait_describe(wait, sizeof wait));
     char ff[256], sf[256];
     SAY(fn, user, CT_DOCTOR_OK, "audio libraries: %s; %s", ct_audio_ffmpeg_describe(ff, sizeof ff),
         ct_audio_sndfile_describe(sf, sizeof sf));

@@ -357,6 +357,8 @@ static ct_status check_decoding_and_cues(const ct_transcriber_options *o) {
 /* Ours (not in the original), then what the original accepts as
  * configuration but refuses when it runs. */
 static ct_status check_additions(const ct_transcriber_options *o) {
+    if (o->cpu_wait != CT_CPU_WAIT_PASSIVE && o->cpu_wait != CT_CPU_WAIT_ACTIVE)
+        return ct_fail(CT_ERR_INVALID_ARG, "%s must be passive or active", N("cpu_wait"));
     if (o->threads < 0)
         return ct_fail(CT_ERR_INVALID_ARG, "%s must be non-negative (0: every core)", N("threads"));
     if (o->device_index < 0)

@@ -286,7 +286,7 @@ awk '
   END { exit bad }' "$h" || bad "help layout (above)"
 # headings and the original's option order, with ours where they stand
 want="--model --model-revision --adapter --adapter-revision --language --formats --output-dir --recursive
---no-recursive --existing --device --device-index --dtype --threads --audio-backend --resampler --audio-memory-gb
+--no-recursive --existing --device --device-index --dtype --threads --cpu-wait --audio-backend --resampler --audio-memory-gb
 --preprocess-workers --pipeline-preparation --no-pipeline-preparation --file-order Segmentation --vad --vad-engine
 --vad-weights --vad-batch-size --vad-block-frames --vad-threads --vad-merge --no-vad-merge --min-dur
 --max-dur --max-silence --energy-threshold --vad-threshold --min-silence-ms --speech-pad-ms Transcription:

@@ -535,6 +535,27 @@ static void test_borrow_and_checked_upload(void **state) {
             }
         free(buf);
     }
+    /* the vectorised bf16 → f32 widening (AVX-512 16 / AVX2 8 lanes) against
+     * the scalar ct_bf16_to_f32, bit for bit: every length 0..70 (vector
+     * steps and tails), odd and even starts, any bit pattern (NaN payloads) */
+    {
+        uint16_t raw[80];
+        uint32_t x = 12345u;
+        for (int i = 0; i < 80; i++) raw[i] = (uint16_t)((x = x * 1664525u + 1013904223u) >> 16);
+        float got[80];
+        for (int off = 0; off < 2; off++)
+            for (int n = 0; n <= 70; n++) {
+                memset(got, 0xab, sizeof got);
+                CT_ASSERT_OK(ct_convert_to_f32(got, raw + off, CT_DTYPE_BF16, (size_t)n));
+                for (int i = 0; i < n; i++) {
+                    const float w = ct_bf16_to_f32(raw[off + i]);
+                    assert_memory_equal(&got[i], &w, 4);
+                }
+                uint32_t guard;
+                memcpy(&guard, &got[n < 80 ? n : 79], 4);
+                if (n < 80) assert_int_equal(guard, 0xabababab); /* nothing written past n */
+            }
+    }
     free(h);
     free(src);
 }

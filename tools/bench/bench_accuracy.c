@@ -23,6 +23,7 @@
 #include "asr/asr.h"
 #include "asr/weights.h"
 #include "compute/cpu/cpu_state.h"
+#include "bench_cpu_wait.h"
 #include "core/fs.h"
 
 typedef struct run {
@@ -118,6 +119,7 @@ static int parse_dtype(const char *s, ct_dtype *dt) {
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtypes = "int8,bf16";
+    const char *cpu_wait = "passive";
     int tokens = 8, sweep = 0;
     double seconds = 30;
     ct_asr_options o = ct_asr_default_options();
@@ -132,6 +134,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seconds")) seconds = atof(v);
         else if (!strcmp(a, "--tokens")) tokens = atoi(v);
         else if (!strcmp(a, "--threads")) o.threads = atoi(v);
+        else if (!strcmp(a, "--cpu-wait")) cpu_wait = v;
         else if (!strcmp(a, "--isa-limit")) o.isa_limit = atoi(v);
         else if (!strcmp(a, "--dnnl-bf16")) o.dnnl_bf16 = atoi(v);
         else if (!strcmp(a, "--q8-sweep")) sweep = atoi(v);
@@ -156,9 +159,10 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (bench_cpu_wait("bench_accuracy", cpu_wait, argv)) return 2;
     if (!model || tokens <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_accuracy --model DIR [--dtype int8,bf16] [--seconds S<=35] [--tokens N] "
-                        "[--threads N] [--isa-limit L] [--dnnl-bf16 -1|0|1]\n");
+                        "[--threads N] [--cpu-wait passive|active] [--isa-limit L] [--dnnl-bf16 -1|0|1]\n");
         return 2;
     }
     size_t n = (size_t)(seconds * 16000.0);

@@ -24,6 +24,7 @@
 #include "asr/asr.h"
 #include "asr/decoder.h"
 #include "compute/cpu/cpu_membw.h"
+#include "bench_cpu_wait.h"
 #include "core/fs.h"
 #include "bench_util.h"
 
@@ -86,6 +87,7 @@ int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32";
     int batch = 1, frames = 376, tokens = 100, threads = 0, profile = 1, kv_check = 0;
     size_t bw_mb = 1024;
+    const char *cpu_wait = "passive";
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -98,6 +100,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--frames")) frames = atoi(v);
         else if (!strcmp(a, "--tokens")) tokens = atoi(v);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--cpu-wait")) cpu_wait = v;
         else if (!strcmp(a, "--bw-mb")) bw_mb = (size_t)atol(v);
         else if (!strcmp(a, "--profile")) profile = atoi(v);
         else if (!strcmp(a, "--kv-bf16-check")) kv_check = atoi(v);
@@ -106,6 +109,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (bench_cpu_wait("bench_decoder", cpu_wait, argv)) return 2;
     const int P = 10; /* the prompt's length */
     if (!model || batch < 1 || frames < 1 || tokens < 2 || threads < 0 || bw_mb < 64 ||
         (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16") && strcmp(dtype, "int8") &&

@@ -19,6 +19,7 @@
 
 #include "asr/asr.h"
 #include "asr/encoder.h"
+#include "bench_cpu_wait.h"
 #include "core/fs.h"
 #include "bench_util.h"
 
@@ -93,6 +94,7 @@ static ct_status t_pos(ct_backend *be, float *p, int T, int D) { TIMED(P_OTHER, 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32";
     int batch = 1, frames = 3001, threads = 0, runs = 1;
+    const char *cpu_wait = "passive";
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -104,16 +106,18 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--batch")) batch = atoi(v);
         else if (!strcmp(a, "--frames")) frames = atoi(v);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--cpu-wait")) cpu_wait = v;
         else if (!strcmp(a, "--runs")) runs = atoi(v);
         else {
             fprintf(stderr, "bench_encoder: unknown option %s\n", a);
             return 2;
         }
     }
+    if (bench_cpu_wait("bench_encoder", cpu_wait, argv)) return 2;
     if (!model || batch < 1 || frames < 8 || threads < 0 || runs < 1 ||
         (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16"))) {
         fprintf(stderr, "usage: bench_encoder --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--frames T>=8] "
-                        "[--threads N] [--runs R]\n");
+                        "[--threads N] [--runs R] [--cpu-wait passive|active]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();

@@ -29,6 +29,7 @@
 #include "compute/cpu/cpu_membw.h"
 #include "compute/cpu/cpu_dnnl.h"
 #include "compute/cpu/cpu_state.h"
+#include "bench_cpu_wait.h"
 #include "core/fs.h"
 #include "bench_util.h"
 
@@ -115,6 +116,7 @@ static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps, doub
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32", *device = "cpu";
+    const char *cpu_wait = "passive";
     int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0, q8_all = 0;
     double seconds = 30.0;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
@@ -130,6 +132,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tokens")) tokens = atoi(v);
         else if (!strcmp(a, "--runs")) runs = atoi(v);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--cpu-wait")) cpu_wait = v;
         else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--loop")) /* the greedy loop (asr/generate.h): auto, host, device, eager */
             loop = !strcmp(v, "host") ? 1 : !strcmp(v, "device") ? 2 : !strcmp(v, "eager") ? 3 : 0;
@@ -139,9 +142,10 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (bench_cpu_wait("bench_engine", cpu_wait, argv)) return 2;
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
-                        "[--tokens N] [--runs R] [--threads N] [--device cpu|cpu-ref|cuda|cuda-ops] "
+                        "[--tokens N] [--runs R] [--threads N] [--cpu-wait passive|active] [--device cpu|cpu-ref|cuda|cuda-ops] "
                         "[--loop auto|host|device|eager]\n");
         return 2;
     }

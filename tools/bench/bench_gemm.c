@@ -22,6 +22,7 @@
 #include "compute/cpu/cpu_q80.h"
 #include "compute/cpu/cpu_state.h"
 #include "compute/quant.h"
+#include "bench_cpu_wait.h"
 #include "core/fs.h"
 
 #ifdef CT_HAVE_DNNL
@@ -161,15 +162,18 @@ static void report(const char *what, const job *j, double t, double wbytes) {
 
 int main(int argc, char **argv) {
     int threads = 2, rows = 375;
+    const char *cpu_wait = "passive";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--cpu-wait")) cpu_wait = argv[i + 1];
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rows")) rows = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: bench_gemm [--threads N] [--reps R] [--rows M]\n");
+            fprintf(stderr, "usage: bench_gemm [--threads N] [--reps R] [--rows M] [--cpu-wait passive|active]\n");
             return 2;
         }
     }
+    if (bench_cpu_wait("bench_gemm", cpu_wait, argv)) return 2;
     ct_backend_options bo = ct_backend_default_options(), bo16 = bo;
     bo.threads = threads;
     bo16.threads = threads, bo16.dnnl_bf16 = 1;

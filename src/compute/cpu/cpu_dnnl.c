@@ -271,14 +271,17 @@ static int on_amx(ct_dnnl *d) {
 
 /* The policy: which (kind, N, K) get a packed copy. AUTO follows the
  * measurements on Sapphire Rapids (docs/PERFORMANCE.md "Pre-packed
- * weights"): on AMX, packed weights were faster where N ≥ K (FF in, d×d,
- * pointwise-1, the aligner's shapes) and slower for FF out (N < K); on CPUs
- * without AMX nothing was measured, so they keep plain weights. */
+ * weights"): one weight at a time (bench_gemm), packed bf16 ran 1.2–1.3×
+ * faster in wall time where N ≥ K and 0.7× for FF out, but per CPU-second
+ * only 1.05–1.12×; in the whole encoder (96 FF-in weights streaming from
+ * memory) and in the fp32 aligner the interleaved A/B showed no gain, and
+ * owned copies add to the resident set. So AUTO packs nothing for now:
+ * the AMX test below is where a shape that measures faster would go. */
 static int pack_wanted(ct_dnnl *d, ct_dnnl_kind kind, int N, int K) {
-    (void)kind;
+    (void)kind, (void)N, (void)K;
     if (d->pack == CT_DNNL_PACK_ALWAYS) return 1;
     if (d->pack != CT_DNNL_PACK_AUTO) return 0;
-    return on_amx(d) && N >= K;
+    return on_amx(d) && 0; /* no shape measured faster end to end */
 }
 
 static void edges(const void *src, size_t bytes, unsigned char *head, unsigned char *tail) {

@@ -61,7 +61,7 @@ enum { CT_DNNL_PACK_ROWS = 64 };
 
 typedef enum ct_dnnl_pack_mode {
     CT_DNNL_PACK_OFF = 0,    /* plain weights always (today's path) */
-    CT_DNNL_PACK_AUTO = 1,   /* where it measured faster: AMX kernels, per shape */
+    CT_DNNL_PACK_AUTO = 1,   /* where it measured faster end to end: nowhere yet (cpu_dnnl.c) */
     CT_DNNL_PACK_ALWAYS = 2, /* every kind and shape oneDNN gives a blocked layout (tests) */
 } ct_dnnl_pack_mode;
 

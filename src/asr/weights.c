@@ -174,6 +174,7 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
         if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
         if (bad < 0) drop_pages(&ht, host_numel(&ht) * ct_dtype_size(ht.dtype));
     } else if (ht.borrowable && ct_tensor_borrow(L->be, dtype, ht.data, ht.dtype, nd, shape, t)) {
+        t->file_backed = 1; /* borrowable implies a file mapping (weights_checkpoint.c) */
         if (ht.check_finite) bad = ct_first_non_finite(ht.data, ht.dtype, (size_t)ct_tensor_numel(t));
         L->borrowed += t->nbytes;
     } else {

@@ -11,7 +11,7 @@ ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **ou
 #endif
 
 ct_backend_options ct_backend_default_options(void) {
-    ct_backend_options o = {.threads = 0, .device_index = 0, .act_dtype = CT_DTYPE_F32, .isa_limit = 0, .dnnl_bf16 = 0};
+    ct_backend_options o = {.threads = 0, .device_index = 0, .act_dtype = CT_DTYPE_F32, .isa_limit = 0, .dnnl_bf16 = 0, .dnnl_pack = 0};
     return o;
 }
 

@@ -412,6 +412,12 @@ typedef struct ct_backend_options {
      * multiplies bf16 natively, 1 = always (emulated elsewhere: tests),
      * -1 = never. */
     int dnnl_bf16;
+    /* cpu: weights pre-packed into oneDNN's blocked layout on first use
+     * (compute/cpu/cpu_dnnl.h): 0 = where it measured faster end to end
+     * (no shape yet: plain weights, today's path), 1 = always (tests: the packed path on any CPU), -1 = never.
+     * The environment variable CT_DNNL_PACK (auto|always|off), when set,
+     * overrides it: the A/B switch of the benchmarks. */
+    int dnnl_pack;
 } ct_backend_options;
 
 ct_backend_options ct_backend_default_options(void);

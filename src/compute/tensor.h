@@ -29,6 +29,9 @@ typedef struct ct_tensor {
     void *data;              /* backend memory; NULL for an empty tensor */
     size_t nbytes;
     struct ct_backend *owner; /* set when this tensor owns data (freed by ct_tensor_release) */
+    /* a view (owner NULL) of a read-only file mapping (a borrowed checkpoint
+     * tensor): its pages may be handed back to the page cache and re-read */
+    int file_backed;
 } ct_tensor;
 
 /* Elements (product of the shape; 1 for ndim 0). */

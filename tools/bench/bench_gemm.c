@@ -1,12 +1,13 @@
 /* bench_gemm — the CPU's matrix-product paths on the model's shapes, in one
  * run so they can be compared: OpenBLAS sgemm, oneDNN f32 / bf16 / u8·s8
- * (weights in the checkpoint's (N,K) layout, and bf16 and u8·s8 also with weights
+ * (weights in the checkpoint's (N,K) layout, and also with weights
  * reordered into oneDNN's packed layout), and the backend's matmul op as
  * the engine calls it (f32, bf16 widened, bf16 through oneDNN, int8 with
- * the activation quantisation and epilogue, Q8_0 blocks), plus the decoding rows (M = 1,
- * 4) with their weight-read bandwidth.
+ * the activation quantisation and epilogue, Q8_0 blocks; f32, bf16 and int8
+ * also with the op's own packed copies, ct_dnnl_matmul_w, forced on), plus
+ * the decoding rows (M = 1, 4) with their weight-read bandwidth.
  *
- *   bench_gemm [--threads 2] [--reps 5] [--rows 375]
+ *   bench_gemm [--threads 2] [--reps 5] [--rows 375] [--shapes encoder|aligner]
  *
  * Best of reps: wall clock, and GFLOP per process CPU-second (robust to
  * other load on a shared machine); one line per (path, shape).
@@ -109,12 +110,13 @@ static void run_packed(void *p) {
     dnnl_stream_wait(j->stream);
 }
 
-/* u8·s8 or bf16 (j->kind) with the weights reordered once into the layout
+/* u8·s8, bf16 or f32 (j->kind) with the weights reordered once into the layout
  * oneDNN prefers (format "any"), to decide whether the load should keep a
  * packed copy (on AMX the plain (N,K) weights are re-blocked every call). */
 static double packed_dnnl(job *j) {
-    const int bf = j->kind == CT_DNNL_BF16;
-    const dnnl_data_type_t ta = bf ? dnnl_bf16 : dnnl_u8, tw = bf ? dnnl_bf16 : dnnl_s8, tc = bf ? dnnl_f32 : dnnl_s32;
+    const int bf = j->kind == CT_DNNL_BF16, f32 = j->kind == CT_DNNL_F32;
+    const dnnl_data_type_t ta = f32 ? dnnl_f32 : bf ? dnnl_bf16 : dnnl_u8, tw = f32 ? dnnl_f32 : bf ? dnnl_bf16 : dnnl_s8,
+                           tc = f32 || bf ? dnnl_f32 : dnnl_s32;
     dnnl_engine_t eng;
     dnnl_engine_create(&eng, dnnl_cpu, 0);
     dnnl_stream_create(&j->stream, eng, dnnl_stream_default_flags);
@@ -161,15 +163,16 @@ static void report(const char *what, const job *j, double t, double wbytes) {
 }
 
 int main(int argc, char **argv) {
-    int threads = 2, rows = 375;
+    int threads = 2, rows = 375, aligner = 0;
     const char *cpu_wait = "passive";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--cpu-wait")) cpu_wait = argv[i + 1];
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rows")) rows = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--shapes")) aligner = !strcmp(argv[i + 1], "aligner");
         else {
-            fprintf(stderr, "usage: bench_gemm [--threads N] [--reps R] [--rows M] [--cpu-wait passive|active]\n");
+            fprintf(stderr, "usage: bench_gemm [--threads N] [--reps R] [--rows M] [--shapes encoder|aligner] [--cpu-wait passive|active]\n");
             return 2;
         }
     }
@@ -177,9 +180,14 @@ int main(int argc, char **argv) {
     ct_backend_options bo = ct_backend_default_options(), bo16 = bo;
     bo.threads = threads;
     bo16.threads = threads, bo16.dnnl_bf16 = 1;
-    ct_backend *be, *be16;
+    bo.dnnl_pack = -1, bo16.dnnl_pack = -1; /* the "op" lines: plain weights (packed: "op ... packed") */
+    ct_backend_options bop = bo, bop16 = bo16;
+    bop.dnnl_pack = 1, bop16.dnnl_pack = 1;
+    ct_backend *be, *be16, *bep, *bep16;
     ct_dnnl *dnnl = NULL;
-    if (ct_backend_create("cpu", &bo, &be) != CT_OK || ct_backend_create("cpu", &bo16, &be16) != CT_OK) {
+    unsetenv("CT_DNNL_PACK"); /* the options above decide here */
+    if (ct_backend_create("cpu", &bo, &be) != CT_OK || ct_backend_create("cpu", &bo16, &be16) != CT_OK ||
+        ct_backend_create("cpu", &bop, &bep) != CT_OK || ct_backend_create("cpu", &bop16, &bep16) != CT_OK) {
         fprintf(stderr, "bench_gemm: %s\n", ct_last_error());
         return 1;
     }
@@ -192,8 +200,13 @@ int main(int argc, char **argv) {
     /* encoder shapes (M = rows: 30 s → 375 frames), decoder d×d, ff, head */
     const int shapes[][3] = {{rows, 5120, 1280}, {rows, 1280, 5120}, {rows, 1280, 1280}, {rows, 2560, 1280},
                              {1, 1024, 1024},     {1, 4096, 1024},    {1, 16384, 1024},  {4, 4096, 1024}};
-    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
-        job j = {.M = shapes[si][0], .N = shapes[si][1], .K = shapes[si][2], .dnnl = dnnl, .ws = &ws};
+    /* the MMS-300M aligner's encoder layers (d 1024, FF 4096) on one 34 s
+     * window: --rows 1700 */
+    const int ashapes[][3] = {{rows, 1024, 1024}, {rows, 4096, 1024}, {rows, 1024, 4096}};
+    const size_t nshapes = aligner ? sizeof ashapes / sizeof *ashapes : sizeof shapes / sizeof *shapes;
+    for (size_t si = 0; si < nshapes; si++) {
+        const int *sh = aligner ? ashapes[si] : shapes[si];
+        job j = {.M = sh[0], .N = sh[1], .K = sh[2], .dnnl = dnnl, .ws = &ws};
         const size_t MK = (size_t)j.M * j.K, NK = (size_t)j.N * j.K, MN = (size_t)j.M * j.N;
         j.x = rnd(MK, 7), j.wf = rnd(NK, 11), j.y = malloc(sizeof(float) * MN);
         uint16_t *xb = malloc(2 * MK), *wb = malloc(2 * NK);
@@ -209,6 +222,10 @@ int main(int argc, char **argv) {
             j.kind = CT_DNNL_F32, j.xa = j.x, j.wa = j.wf, j.c = j.y;
             report("oneDNN f32", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_F32, j.M, j.N, j.K));
+#ifdef CT_HAVE_DNNL
+            double tpf = packed_dnnl(&j);
+            if (tpf > 0) report("oneDNN f32 (packed w)", &j, tpf, 0);
+#endif
             j.kind = CT_DNNL_BF16, j.xa = xb, j.wa = wb;
             report("oneDNN bf16", &j, best_of(run_dnnl, &j), 0);
             printf("    [%s]\n", ct_dnnl_impl(dnnl, CT_DNNL_BF16, j.M, j.N, j.K));
@@ -236,15 +253,27 @@ int main(int argc, char **argv) {
         }
         j.be = be, j.w = &tf;
         report("op f32", &j, best_of(run_op, &j), gemv ? 4.0 * NK : 0);
+        if (!gemv) {
+            j.be = bep;
+            report("op f32 (packed)", &j, best_of(run_op, &j), 0);
+            j.be = be;
+        }
         j.w = &tb;
         report("op bf16 (widened)", &j, best_of(run_op, &j), gemv ? 2.0 * NK : 0);
         if (!gemv && ct_cpu_state_of(be16)->dnnl_bf16) {
             j.be = be16;
             report("op bf16 (oneDNN bf16)", &j, best_of(run_op, &j), 0);
+            j.be = bep16;
+            report("op bf16 (oneDNN, packed)", &j, best_of(run_op, &j), 0);
             j.be = be;
         }
         j.w = &tq;
         report("op int8", &j, best_of(run_op, &j), gemv ? 1.0 * NK : 0);
+        if (!gemv) {
+            j.be = bep;
+            report("op int8 (packed)", &j, best_of(run_op, &j), 0);
+            j.be = be;
+        }
         j.w = &t0;
         report(gemv ? "op q8_0 (AVX2 blocks)" : "op q8_0 (widened, sgemm)", &j, best_of(run_op, &j),
                gemv ? 34.0 / 32.0 * NK : 0);
@@ -256,5 +285,7 @@ int main(int argc, char **argv) {
     ct_dnnl_free(dnnl);
     ct_backend_free(be16);
     ct_backend_free(be);
+    ct_backend_free(bep16);
+    ct_backend_free(bep);
     return 0;
 }

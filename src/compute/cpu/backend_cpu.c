@@ -43,7 +43,12 @@ static ct_status cpu_alloc(ct_backend *be, size_t bytes, void **ptr) {
 #endif
     return CT_OK;
 }
-static void cpu_free(ct_backend *be, void *ptr) { free(ptr); }
+static void cpu_free(ct_backend *be, void *ptr) {
+    /* a packed copy made from this memory must not outlive it */
+    const ct_cpu_state *st = ct_cpu_state_of(be);
+    if (st && st->dnnl && ptr) ct_dnnl_forget(st->dnnl, ptr);
+    free(ptr);
+}
 static ct_status cpu_copy(ct_backend *be, void *dst, const void *src, size_t bytes) {
     if (bytes) memmove(dst, src, bytes);
     return CT_OK;
@@ -210,6 +215,16 @@ void ct_cpu_dispatch_plan(char *buf, int cap) {
     describe(&st, buf, cap);
 }
 
+/* The option, or CT_DNNL_PACK from the environment when set (benchmarks'
+ * A/B switch; an unknown value keeps the option). */
+static ct_dnnl_pack_mode pack_mode(const ct_backend_options *opts) {
+    const char *v = getenv("CT_DNNL_PACK");
+    if (v && !strcmp(v, "off")) return CT_DNNL_PACK_OFF;
+    if (v && !strcmp(v, "always")) return CT_DNNL_PACK_ALWAYS;
+    if (v && !strcmp(v, "auto")) return CT_DNNL_PACK_AUTO;
+    return opts->dnnl_pack < 0 ? CT_DNNL_PACK_OFF : opts->dnnl_pack > 0 ? CT_DNNL_PACK_ALWAYS : CT_DNNL_PACK_AUTO;
+}
+
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out) {
     ct_backend *be = calloc(1, sizeof *be);
@@ -230,6 +245,7 @@ ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_opti
     st->dnnl_bf16 = st->dnnl && st->dnnl_bf16 && ct_dnnl_probe(st->dnnl, CT_DNNL_BF16) == CT_OK;
     st->dnnl_f32 = st->dnnl && st->dnnl_f32 && ct_dnnl_probe(st->dnnl, CT_DNNL_F32) == CT_OK;
     st->dnnl_u8s8 = st->dnnl && st->dnnl_u8s8 && ct_dnnl_probe(st->dnnl, CT_DNNL_U8S8) == CT_OK;
+    if (st->dnnl) ct_dnnl_set_pack(st->dnnl, pack_mode(opts));
     ct_error_clear();
     /* OpenMP and the OpenMP build of OpenBLAS share one pool sized here. */
     if (opts->threads > 0) omp_set_num_threads(opts->threads);

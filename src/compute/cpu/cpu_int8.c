@@ -206,13 +206,14 @@ ct_status ct_cpu_matmul_q8(ct_backend *be, float *y, const float *x, const ct_te
         return ct_fail(CT_ERR_OOM, "matmul: int8 workspace");
     }
     const int8_t *q = ct_q8_values(w);
+    const ct_dnnl_weight wd = ct_cpu_dnnl_weight(w, q);
     ct_status rc = CT_OK;
     for (int m0 = 0; m0 < M && rc == CT_OK; m0 += R) {
         const int rows = M - m0 < R ? M - m0 : R;
         quantize_rows(u, s, z, x + (size_t)m0 * K, rows, K);
         int32_t *acc = acc_in_y ? (int32_t *)(void *)(y + (size_t)m0 * N) : tmp;
         if (rows <= CT_Q8_GEMV_ROWS && gemv) ct_int8_gemv_vnni512(acc, u, q, rows, N, K);
-        else rc = ct_dnnl_matmul(st->dnnl, CT_DNNL_U8S8, acc, u, q, rows, N, K);
+        else rc = ct_dnnl_matmul_w(st->dnnl, CT_DNNL_U8S8, acc, u, &wd, rows, N, K, NULL);
         if (rc == CT_OK)
             dequant_epilogue(y + (size_t)m0 * N, acc, s, z, ct_q8_scales(w), ct_q8_rowsums(w), b,
                              residual ? residual + (size_t)m0 * N : NULL, alpha, act, rows, N);

@@ -6,7 +6,8 @@
  * per call. Rows go in chunks that fit the op's workspace; the epilogue
  * (bias, activation, residual) is fused into oneDNN's stores for the native
  * products, and one pass per block for the widened ones. Decoding rows
- * (M ≤ 4) stay on cpu_matmul.c's GEMV. */
+ * (M ≤ 4) stay on cpu_matmul.c's GEMV. Native products go through
+ * ct_dnnl_matmul_w, which may run them on a packed copy of the weight. */
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
@@ -97,13 +98,14 @@ ct_status ct_cpu_matmul_dnnl(ct_backend *be, float *y, const float *x, const ct_
      * copied into y first. */
     const ct_dnnl_epilogue ep = {.bias = b, .act = (int)act, .alpha = alpha, .accumulate = residual != NULL};
     if (residual && residual != y) memcpy(y, residual, sizeof(float) * (size_t)M * N);
+    const ct_dnnl_weight wd = ct_cpu_dnnl_weight(w, w->data);
     ct_status rc = CT_OK;
     for (int m0 = 0; m0 < M && rc == CT_OK; m0 += R) {
         const int rows = M - m0 < R ? M - m0 : R;
         const float *xr = x + (size_t)m0 * K;
         if (bf16) to_bf16(xb, xr, (size_t)rows * K);
-        rc = ct_dnnl_matmul_ep(st->dnnl, bf16 ? CT_DNNL_BF16 : CT_DNNL_F32, y + (size_t)m0 * N,
-                               bf16 ? (const void *)xb : xr, w->data, rows, N, K, &ep);
+        rc = ct_dnnl_matmul_w(st->dnnl, bf16 ? CT_DNNL_BF16 : CT_DNNL_F32, y + (size_t)m0 * N,
+                              bf16 ? (const void *)xb : xr, &wd, rows, N, K, &ep);
     }
     ct_arena_rewind(ws, used);
     return rc == CT_OK ? CT_OK : ct_fail_wrap(rc, "matmul %dx%dx%d %s", M, N, K, bf16 ? "bf16" : "f32");

@@ -25,6 +25,15 @@ static inline const ct_cpu_state *ct_cpu_state_of(const ct_backend *be) {
     return (const ct_cpu_state *)be->impl;
 }
 
+/* A weight tensor as ct_dnnl_matmul_w takes it (values: the plain (N,K)
+ * matrix inside w). Only weights the backend owns or borrowed from a file
+ * mapping are fixed for their lifetime, so only those may be packed. */
+static inline ct_dnnl_weight ct_cpu_dnnl_weight(const ct_tensor *w, const void *values) {
+    ct_dnnl_weight d = {.data = values, .key = w->owner || w->file_backed ? w->data : NULL,
+                        .file_backed = w->file_backed};
+    return d;
+}
+
 /* One line for doctor/benchmarks: level, features, oneDNN use, as the
  * backend has it, or (plan) as a default "cpu" backend would. */
 void ct_cpu_dispatch_describe(const ct_backend *be, char *buf, int cap);

@@ -173,6 +173,7 @@ ct_status ct_audio_job_append(ct_audio_job *job, const float *x, size_t k) {
         dst[i] = v;
     }
     job->n += k;
+    if (job->opts->on_samples) job->opts->on_samples(job->opts->on_samples_user, dst, job->n - k, k);
     return CT_OK;
 }
 

@@ -70,6 +70,13 @@ typedef struct ct_audio_options {
     /* Helpers for the FIR resampler's blocks (NULL: the calling thread does
      * them); the samples are the same either way. Borrowed. */
     struct ct_tasks *tasks;
+    /* Each run of output samples (16 kHz mono) as the decoder appends it,
+     * from the decoding thread: x[0..k) are samples first .. first+k of the
+     * output. A consumer can start on them before the decode ends (the
+     * pipeline's VAD does). A backend that starts over (AUTO falling back
+     * from FFmpeg to libsndfile) starts again at first = 0. NULL: none. */
+    void (*on_samples)(void *user, const float *x, size_t first, size_t k);
+    void *on_samples_user;
 } ct_audio_options;
 
 /* backend AUTO, memory_cap_bytes 4 GiB (--audio-memory-gb 4.0), no

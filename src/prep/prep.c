@@ -53,6 +53,7 @@ struct ct_prep {
     uint64_t peak_held;
     size_t peak_files, redecodes, posted;
     double decode_s, vad_s, wait_s;
+    size_t vad_streamed;
 
     int nthreads;
     pthread_t *threads;
@@ -138,8 +139,11 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         return it;
     }
     double t0 = ct_now();
-    s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &it->audio);
+    ct_prep_vad_feed feed = {0}; /* the VAD follows the decode (prep_internal.h) */
+    ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->tasks);
+    s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &feed, &it->audio);
     if (s == CT_ERR_LIMIT && r < cap && !cancelled(p)) {
+        ct_prep_vad_feed_clear(&feed);
         pthread_mutex_lock(&p->mu);
         if (!upgrade(p, i, &g, &r)) {
             ct_prep_item_free(it);
@@ -148,7 +152,8 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         pthread_mutex_unlock(&p->mu);
         *rp = r;
         t0 = ct_now();
-        s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &it->audio);
+        ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->tasks);
+        s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &feed, &it->audio);
     }
     double t1 = ct_now();
     it->decode_seconds = t1 - t0;
@@ -166,12 +171,13 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         t1 = ct_now();
         /* --vad-threads bounds the threads running the network: its files
          * are not split over the helpers */
-        s = ct_prep_segment(it, &p->o, p->silero, p->o.vad_threads > 0 ? NULL : p->tasks);
+        s = ct_prep_segment(it, &p->o, p->silero, p->o.vad_threads > 0 ? NULL : p->tasks, &feed);
         double t2 = ct_now();
         it->vad_seconds = t2 - t1;
-        ct_trace_span("vad", t1, t2, ct_trace_file(it->path), "\"file\":%zu,\"segments\":%zu", it->index,
-                      s == CT_OK ? it->vad.n_segments : 0);
+        ct_trace_span("vad", t1, t2, ct_trace_file(it->path), "\"file\":%zu,\"segments\":%zu,\"streamed\":%d",
+                      it->index, s == CT_OK ? it->vad.n_segments : 0, it->vad_streamed);
     }
+    ct_prep_vad_feed_clear(&feed); /* a failed or cancelled decode's stream */
     if (s != CT_OK) ct_prep_item_set_error(it, s);
     pthread_mutex_lock(&p->mu);
     if (vad_turn) {
@@ -246,6 +252,7 @@ static void *worker(void *arg) {
         p->busy--;
         p->decode_s += it->decode_seconds;
         p->vad_s += it->vad_seconds;
+        p->vad_streamed += (size_t)it->vad_streamed;
         pthread_cond_broadcast(&p->cv_work);
         pthread_cond_broadcast(&p->cv_done);
     }
@@ -336,8 +343,9 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
     }
     /* Under an address-space limit every thread that may call cblas at once
      * needs its OpenBLAS buffer mapped up front (blas_budget.h); when the
-     * helpers' do not fit, the files run unsplit (same results, slower). */
-    if (split > 0 && n && o->vad.mode == CT_VAD_SILERO && ct_blas_reserve(workers + split) != CT_OK) {
+     * helpers' do not fit, the files run unsplit (same results, slower).
+     * Each worker's VAD stream adds its recurrence thread (prep_internal.h). */
+    if (split > 0 && n && o->vad.mode == CT_VAD_SILERO && ct_blas_reserve(2 * workers + split) != CT_OK) {
         CT_LOGD("prep: no room for %d split helpers' BLAS buffers: %s", split, ct_last_error());
         split = 0;
     }
@@ -433,6 +441,7 @@ void ct_prep_get_stats(ct_prep *p, ct_prep_stats *st) {
     st->redecodes = p->redecodes;
     st->decode_seconds = p->decode_s;
     st->vad_seconds = p->vad_s;
+    st->vad_streamed = p->vad_streamed;
     st->consumer_wait_seconds = p->wait_s;
     pthread_mutex_unlock(&p->mu);
 }

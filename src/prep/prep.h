@@ -97,7 +97,8 @@ typedef struct ct_prep_item {
     char error[1024];   /* the message ("" when status is CT_OK) */
     ct_audio *audio;    /* decoded samples (NULL on error) */
     ct_vad_result vad;  /* segments (empty on error) */
-    double decode_seconds, vad_seconds; /* wall time of each stage */
+    double decode_seconds, vad_seconds; /* wall time of each stage (a streamed VAD: what was left after the decode) */
+    int vad_streamed;   /* the VAD followed the decode (pool with helpers; prep_internal.h) */
     size_t finish_rank; /* pool only: how many files were posted before this one */
     int not_admitted;   /* the admit hook declined it: not decoded */
 } ct_prep_item;
@@ -138,6 +139,7 @@ typedef struct ct_prep_stats {
     uint64_t peak_held_bytes; /* the most ever held at once */
     size_t peak_files;        /* the most files in flight + finished-unconsumed */
     size_t redecodes;         /* files decoded again under the full cap (see PREP.md) */
+    size_t vad_streamed;      /* files whose VAD followed their decode */
     double decode_seconds, vad_seconds; /* summed over workers (wall) */
     double consumer_wait_seconds;       /* time ct_prep_next spent blocked */
 } ct_prep_stats;

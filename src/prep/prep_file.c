@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/log.h"
 #include "prep/prep_internal.h"
 #include "vad/silero.h"
 
@@ -101,9 +102,41 @@ uint64_t ct_prep_estimate_bytes(const char *path, uint64_t cap) {
     return b < sizeof(float) ? sizeof(float) : b;
 }
 
+void ct_prep_vad_feed_clear(ct_prep_vad_feed *feed) {
+    if (!feed) return;
+    ct_silero_stream_free(feed->st);
+    feed->st = NULL;
+    feed->fed = 0;
+}
+
+void ct_prep_vad_feed_open(ct_prep_vad_feed *feed, const ct_prep_options *o, const ct_silero *silero,
+                           struct ct_tasks *tasks) {
+    ct_prep_vad_feed_clear(feed);
+    if (!tasks || !silero || o->vad.mode != CT_VAD_SILERO || o->vad_threads > 0) return;
+    if (ct_silero_stream_open(silero, tasks, &feed->st) != CT_OK) {
+        CT_LOGD("prep: no VAD stream (%s): the VAD runs after the decode", ct_last_error());
+        feed->st = NULL;
+    }
+}
+
+static void feed_samples(void *user, const float *x, size_t first, size_t k) {
+    ct_prep_vad_feed *feed = user;
+    if (!feed->st) return;
+    if (first != feed->fed || ct_silero_stream_feed(feed->st, x, k) != CT_OK) {
+        ct_prep_vad_feed_clear(feed); /* started over, or failed: the VAD runs after the decode */
+        return;
+    }
+    feed->fed += k;
+}
+
 ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t cap,
-                         const atomic_int *cancel, struct ct_tasks *tasks, ct_audio **out) {
+                         const atomic_int *cancel, struct ct_tasks *tasks, ct_prep_vad_feed *feed,
+                         ct_audio **out) {
     ct_audio_options ao = ct_audio_default_options();
+    if (feed && feed->st) {
+        ao.on_samples = feed_samples;
+        ao.on_samples_user = feed;
+    }
     ao.backend = o->backend;
     ao.resampler = o->resampler;
     ao.tasks = tasks;
@@ -122,8 +155,22 @@ ct_status ct_prep_decode(const char *path, const ct_prep_options *o, uint64_t ca
 }
 
 ct_status ct_prep_segment(ct_prep_item *it, const ct_prep_options *o, const ct_silero *silero,
-                          struct ct_tasks *tasks) {
+                          struct ct_tasks *tasks, ct_prep_vad_feed *feed) {
     const ct_audio *a = it->audio;
+    if (feed && feed->st && feed->fed == a->n) {
+        float *probs = NULL;
+        ct_status s = ct_silero_stream_finish(feed->st, a->n, &probs);
+        ct_prep_vad_feed_clear(feed);
+        if (s == CT_OK) {
+            s = ct_vad_segment_probs(probs, ct_silero_frame_count(a->n), a->n, &o->vad, &it->vad);
+            free(probs);
+            if (s != CT_OK) return ct_fail_wrap(s, "%s: segmentation", it->path);
+            it->vad_streamed = 1;
+            return CT_OK;
+        }
+        CT_LOGD("prep: %s: VAD stream: %s; the VAD runs after the decode", it->path, ct_last_error());
+    }
+    ct_prep_vad_feed_clear(feed);
     ct_status s = ct_vad_segment_tasks(a->samples, a->n, &o->vad, silero, tasks, &it->vad);
     if (s != CT_OK) return ct_fail_wrap(s, "%s: segmentation", it->path);
     return CT_OK;
@@ -134,11 +181,11 @@ ct_status ct_prep_file(const char *path, size_t index, const ct_prep_options *o,
     CT_TRY(ct_prep_item_new(path, index, out));
     ct_prep_item *it = *out;
     double t0 = ct_now();
-    ct_status s = ct_prep_decode(path, o, o->memory_cap_bytes, NULL, NULL, &it->audio);
+    ct_status s = ct_prep_decode(path, o, o->memory_cap_bytes, NULL, NULL, NULL, &it->audio);
     double t1 = ct_now();
     it->decode_seconds = t1 - t0;
     if (s == CT_OK) {
-        s = ct_prep_segment(it, o, silero, NULL);
+        s = ct_prep_segment(it, o, silero, NULL, NULL);
         it->vad_seconds = ct_now() - t1;
     }
     if (s != CT_OK) ct_prep_item_set_error(it, s);

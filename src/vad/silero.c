@@ -9,6 +9,7 @@
 #include <math.h>
 #include <omp.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,16 +216,22 @@ int ct_silero_is_v62(const ct_silero *s) { return strcmp(s->sha256, CT_SILERO_SH
  * file) and the frame (zeros past the end), then the reflect padding of the
  * exporter's STFT (64 samples mirrored about the last one, which is not
  * repeated). */
-static void build_row(float *x /* (640) */, const float *audio, size_t n, size_t f) {
+/* Frame f's row from samples audio[i] = file sample base + i (the file has n
+ * samples; a row reads [f·512 − 64, f·512 + 512), zero outside the file).
+ * base is 0 for a whole file and a block's first sample for the stream,
+ * which keeps only the blocks it has not yet turned into gates. */
+static void build_row_at(float *x /* (640) */, const float *audio, size_t base, size_t n, size_t f) {
     size_t s0 = f * CT_SILERO_FRAME;
     for (int j = 0; j < ROW; j++) {
         /* sample index s0 - 64 + j, as a signed offset */
         size_t idx = s0 + (size_t)j;
-        x[j] = (idx >= CT_SILERO_CONTEXT && idx - CT_SILERO_CONTEXT < n) ? audio[idx - CT_SILERO_CONTEXT]
+        x[j] = (idx >= CT_SILERO_CONTEXT && idx - CT_SILERO_CONTEXT < n) ? audio[idx - CT_SILERO_CONTEXT - base]
                                                                           : 0.0f;
     }
     for (int j = 0; j < 64; j++) x[ROW + j] = x[ROW - 2 - j];
 }
+
+static void build_row(float *x, const float *audio, size_t n, size_t f) { build_row_at(x, audio, 0, n, f); }
 
 /* ---- reference: one frame with direct loops ---------------------------- */
 
@@ -477,8 +484,8 @@ ct_status ct_silero_probs_batch(const ct_silero *s, const float *const *audio, c
 typedef struct {
     ct_task task; /* first: the pool hands this back */
     const ct_silero *s;
-    const float *audio;
-    size_t n, f0;
+    const float *audio; /* audio[i] is the file's sample base + i */
+    size_t base, n, f0;  /* n: the file's samples (at least those the block reads) */
     int m;
     float *xg; /* (BLOCK_ROWS, 512): the block's result, kept until the recurrence took it */
     ct_status status;
@@ -510,13 +517,26 @@ static void run_gates(ct_task *t) {
     w.b = p, p += m * act_row;
     w.col = p;
     w.xg = g->xg;
-    for (size_t f = 0; f < m; f++) build_row(w.x + f * PADDED, g->audio, g->n, g->f0 + f);
+    for (size_t f = 0; f < m; f++) build_row_at(w.x + f * PADDED, g->audio, g->base, g->n, g->f0 + f);
     int saved_threads = omp_get_max_threads(); /* see ct_silero_probs_batch */
     omp_set_num_threads(1);
     block_gates(s, &w, g->m);
     omp_set_num_threads(saved_threads);
     free(mem);
     g->status = CT_OK;
+}
+
+/* The recurrence over one block's gates, as the batched path runs it for a
+ * single file; state: h, c and the hidden half's gates (2·HID + GATES). */
+static void recur_block(const ct_silero *s, const gate_job *g, float *state, float *probs) {
+    float *h = state, *c = state + HID, *gh = state + 2 * HID;
+    int saved_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    for (int k = 0; k < g->m; k++) {
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, HID, 1.0f, s->w_hh, HID, h, 1, 0.0f, gh, 1);
+        probs[g->f0 + (size_t)k] = lstm_cell(s, g->xg + (size_t)k * GATES, gh, h, c);
+    }
+    omp_set_num_threads(saved_threads);
 }
 
 ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n, ct_tasks *tasks,
@@ -539,6 +559,7 @@ ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n
             gate_job *g = &jobs[submitted % q];
             g->s = s;
             g->audio = audio;
+            g->base = 0;
             g->n = n;
             g->f0 = submitted * BLOCK_ROWS;
             g->m = (int)(frames - g->f0 < BLOCK_ROWS ? frames - g->f0 : BLOCK_ROWS);
@@ -551,15 +572,7 @@ ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n
             st = ct_fail(CT_ERR_OOM, "silero: out of memory");
             break;
         }
-        /* The recurrence, as the batched path runs it for a single file. */
-        float *h = state, *c = state + HID, *gh = state + 2 * HID;
-        int saved_threads = omp_get_max_threads();
-        omp_set_num_threads(1);
-        for (int k = 0; k < g->m; k++) {
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, HID, 1.0f, s->w_hh, HID, h, 1, 0.0f, gh, 1);
-            probs[g->f0 + (size_t)k] = lstm_cell(s, g->xg + (size_t)k * GATES, gh, h, c);
-        }
-        omp_set_num_threads(saved_threads);
+        recur_block(s, g, state, probs);
     }
     /* after a failure: wait for what is still queued or running */
     for (size_t b = 0; jobs && b < submitted; b++) ct_tasks_wait(tasks, &jobs[b % q].task);
@@ -568,4 +581,195 @@ ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n
     free(jobs);
     free(state);
     return st;
+}
+
+/* ---- one file as its decoder produces it ----------------------------------- */
+
+/* A block's window: the samples its rows read, [b·BLOCK − 64, (b+1)·BLOCK)
+ * (from 0 for the first block). */
+#define BLOCK_SAMPLES ((size_t)BLOCK_ROWS * CT_SILERO_FRAME)
+#define WINDOW (BLOCK_SAMPLES + CT_SILERO_CONTEXT)
+
+struct ct_silero_stream {
+    const ct_silero *s;
+    ct_tasks *tasks;
+    gate_job jobs[PAR_INFLIGHT]; /* block b in jobs[b % PAR_INFLIGHT] */
+    float *in;                   /* (PAR_INFLIGHT, WINDOW): each job's samples */
+    float tail[CT_SILERO_CONTEXT]; /* the last samples of the block before the one filling */
+    size_t fed, fill;            /* samples fed; samples in the filling block's window */
+    float *probs;                /* the recurrence thread's output */
+    size_t probs_cap;
+    float state[2 * HID + GATES];
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu */
+    size_t submitted, consumed; /* blocks handed to the pool; blocks through the recurrence */
+    int ended, abandon;         /* no more blocks; drain without computing */
+    ct_status status;           /* the first failure */
+};
+
+/* Runs the recurrence block after block as the blocks' gates come back, so
+ * that it follows the decoder instead of starting once the file is decoded
+ * (on a long file it was a third of the VAD, all of it sequential). */
+static void *stream_recur(void *arg) {
+    ct_silero_stream *st = arg;
+    for (;;) {
+        pthread_mutex_lock(&st->mu);
+        while (st->consumed == st->submitted && !st->ended) pthread_cond_wait(&st->cv, &st->mu);
+        if (st->consumed == st->submitted) { /* ended, and every block went through */
+            pthread_mutex_unlock(&st->mu);
+            return NULL;
+        }
+        size_t b = st->consumed;
+        int skip = st->abandon || st->status != CT_OK;
+        pthread_mutex_unlock(&st->mu);
+        gate_job *g = &st->jobs[b % PAR_INFLIGHT];
+        ct_tasks_wait(st->tasks, &g->task); /* every submitted task is waited for, even when skipping */
+        ct_status fail = CT_OK;
+        if (!skip && g->status != CT_OK) fail = ct_fail(CT_ERR_OOM, "silero: out of memory");
+        if (!skip && fail == CT_OK && g->f0 + (size_t)g->m > st->probs_cap) {
+            size_t cap = st->probs_cap ? 2 * st->probs_cap : 4 * (size_t)BLOCK_ROWS;
+            while (cap < g->f0 + (size_t)g->m) cap *= 2;
+            float *p = realloc(st->probs, cap * sizeof(float));
+            if (p) st->probs = p, st->probs_cap = cap;
+            else fail = ct_fail(CT_ERR_OOM, "silero: out of memory");
+        }
+        if (!skip && fail == CT_OK) recur_block(st->s, g, st->state, st->probs);
+        pthread_mutex_lock(&st->mu);
+        if (fail != CT_OK && st->status == CT_OK) st->status = fail;
+        st->consumed++;
+        pthread_cond_broadcast(&st->cv);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+ct_status ct_silero_stream_open(const ct_silero *s, struct ct_tasks *tasks, ct_silero_stream **out) {
+    *out = NULL;
+    ct_silero_stream *st = calloc(1, sizeof *st);
+    if (!st) return ct_fail(CT_ERR_OOM, "silero: out of memory");
+    st->s = s;
+    st->tasks = tasks;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    ct_status r = (st->in = malloc((size_t)PAR_INFLIGHT * WINDOW * sizeof(float))) ? CT_OK
+                                                                                   : ct_fail(CT_ERR_OOM, "silero: out of memory");
+    for (int i = 0; i < PAR_INFLIGHT && r == CT_OK; i++)
+        if (!(st->jobs[i].xg = malloc((size_t)BLOCK_ROWS * GATES * sizeof(float))))
+            r = ct_fail(CT_ERR_OOM, "silero: out of memory");
+    if (r == CT_OK) {
+        if (pthread_create(&st->thread, NULL, stream_recur, st) == 0) st->thread_started = 1;
+        else r = ct_fail(CT_ERR_OOM, "silero: no thread for the recurrence");
+    }
+    if (r != CT_OK) {
+        ct_silero_stream_free(st);
+        return r;
+    }
+    *out = st;
+    return CT_OK;
+}
+
+/* Hand the filling block (m frames, the file's first `n` samples known) to
+ * the pool and the recurrence. */
+static void stream_submit(ct_silero_stream *st, int m, size_t n) {
+    pthread_mutex_lock(&st->mu);
+    size_t b = st->submitted;
+    pthread_mutex_unlock(&st->mu);
+    gate_job *g = &st->jobs[b % PAR_INFLIGHT];
+    g->s = st->s;
+    g->audio = st->in + (b % PAR_INFLIGHT) * WINDOW;
+    g->base = b ? b * BLOCK_SAMPLES - CT_SILERO_CONTEXT : 0;
+    g->n = n;
+    g->f0 = b * BLOCK_ROWS;
+    g->m = m;
+    g->task.run = run_gates;
+    size_t len = st->fill;
+    if (len >= CT_SILERO_CONTEXT) memcpy(st->tail, g->audio + len - CT_SILERO_CONTEXT, sizeof st->tail);
+    ct_tasks_submit(st->tasks, &g->task);
+    pthread_mutex_lock(&st->mu);
+    st->submitted++;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+    st->fill = 0;
+}
+
+ct_status ct_silero_stream_feed(ct_silero_stream *st, const float *x, size_t k) {
+    while (k > 0) {
+        pthread_mutex_lock(&st->mu);
+        /* the filling block's slot is free once the block PAR_INFLIGHT
+         * before it went through the recurrence */
+        while (st->status == CT_OK && st->submitted - st->consumed >= PAR_INFLIGHT)
+            pthread_cond_wait(&st->cv, &st->mu);
+        ct_status fail = st->status;
+        size_t b = st->submitted;
+        pthread_mutex_unlock(&st->mu);
+        if (fail != CT_OK) return ct_fail(fail, "silero: %s", "the stream's recurrence failed");
+        float *w = st->in + (b % PAR_INFLIGHT) * WINDOW;
+        size_t need = b ? WINDOW : BLOCK_SAMPLES;
+        if (b && st->fill == 0) { /* the context this block's first row reads */
+            memcpy(w, st->tail, sizeof st->tail);
+            st->fill = CT_SILERO_CONTEXT;
+        }
+        size_t take = need - st->fill < k ? need - st->fill : k;
+        memcpy(w + st->fill, x, take * sizeof(float));
+        st->fill += take, st->fed += take;
+        x += take, k -= take;
+        if (st->fill == need) stream_submit(st, BLOCK_ROWS, st->fed);
+    }
+    return CT_OK;
+}
+
+ct_status ct_silero_stream_finish(ct_silero_stream *st, size_t n, float **probs) {
+    *probs = NULL;
+    if (n != st->fed) return ct_fail(CT_ERR_INTERNAL, "silero: the stream was fed %zu of %zu samples", st->fed, n);
+    size_t frames = ct_silero_frame_count(n);
+    pthread_mutex_lock(&st->mu);
+    size_t done_frames = st->submitted * BLOCK_ROWS;
+    pthread_mutex_unlock(&st->mu);
+    if (frames > done_frames) { /* the last, partial block: rows past n read zeros */
+        ct_status r = CT_OK;
+        pthread_mutex_lock(&st->mu);
+        while (st->status == CT_OK && st->submitted - st->consumed >= PAR_INFLIGHT)
+            pthread_cond_wait(&st->cv, &st->mu);
+        r = st->status;
+        pthread_mutex_unlock(&st->mu);
+        if (r != CT_OK) return ct_fail(r, "silero: the stream's recurrence failed");
+        /* frames > done_frames means samples past the last full block were
+         * fed, so the filling block holds its context and those samples */
+        stream_submit(st, (int)(frames - done_frames), n);
+    }
+    pthread_mutex_lock(&st->mu);
+    st->ended = 1;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+    pthread_join(st->thread, NULL);
+    st->thread_started = 0;
+    if (st->status != CT_OK) return ct_fail(st->status, "silero: the stream's recurrence failed");
+    if (!frames) {
+        free(st->probs);
+        st->probs = malloc(sizeof(float));
+        if (!st->probs) return ct_fail(CT_ERR_OOM, "silero: out of memory");
+    }
+    *probs = st->probs;
+    st->probs = NULL;
+    return CT_OK;
+}
+
+void ct_silero_stream_free(ct_silero_stream *st) {
+    if (!st) return;
+    if (st->thread_started) { /* not finished: drain what the pool still holds, then stop */
+        pthread_mutex_lock(&st->mu);
+        st->abandon = 1;
+        st->ended = 1;
+        pthread_cond_broadcast(&st->cv);
+        pthread_mutex_unlock(&st->mu);
+        pthread_join(st->thread, NULL);
+    }
+    for (int i = 0; i < PAR_INFLIGHT; i++) free(st->jobs[i].xg);
+    free(st->in);
+    free(st->probs);
+    pthread_mutex_destroy(&st->mu);
+    pthread_cond_destroy(&st->cv);
+    free(st);
 }

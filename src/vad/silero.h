@@ -63,6 +63,26 @@ struct ct_tasks;
 CT_NODISCARD ct_status ct_silero_probs_tasks(const ct_silero *s, const float *audio, size_t n,
                                              struct ct_tasks *tasks, float *probs);
 
+/* The same probabilities for a file whose samples arrive in order, from its
+ * decoder: each 512-frame block goes to the pool as soon as its samples
+ * are in (the gates, as above), and a thread of the stream's own runs the
+ * recurrence as the blocks come back, so the VAD follows the decode instead
+ * of starting after it. Bit-identical to ct_silero_probs_tasks over the
+ * whole file, however the samples are cut into feeds. At most 16 blocks
+ * (about 33 MB with their gates) are held; a feed waits while the
+ * recurrence is that far behind. One feeding thread. tasks NULL: the gates
+ * run in the feeding thread. */
+typedef struct ct_silero_stream ct_silero_stream;
+CT_NODISCARD ct_status ct_silero_stream_open(const ct_silero *s, struct ct_tasks *tasks,
+                                             ct_silero_stream **out);
+/* The next k samples of the file. */
+CT_NODISCARD ct_status ct_silero_stream_feed(ct_silero_stream *st, const float *x, size_t k);
+/* The file ended after n samples (those fed): the last block, the rest of
+ * the recurrence. *probs (ct_silero_frame_count(n) floats; free() it). */
+CT_NODISCARD ct_status ct_silero_stream_finish(ct_silero_stream *st, size_t n, float **probs);
+/* Also before finish (a failed decode): waits for the blocks in the pool. */
+void ct_silero_stream_free(ct_silero_stream *st);
+
 /* Plain float32 reference of the same computation for one file, one frame at
  * a time with direct loops (no BLAS). Slow; tests compare it with the above. */
 CT_NODISCARD ct_status ct_silero_probs_ref(const ct_silero *s, const float *audio, size_t n,

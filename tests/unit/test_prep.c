@@ -301,6 +301,9 @@ static void test_split_long_file(void **state) {
     run_and_check(paths, 3, &o, &pst, &ooo, &ok, 0);
     assert_int_equal(ok, 3);
     assert_int_equal(pst.split_threads, 3);
+    /* with helpers every file's VAD followed its decode (the stream), and
+     * the results above are still the sequential path's, bit for bit */
+    assert_int_equal(pst.vad_streamed, 3);
 
     /* the file is what the test claims: resampled, long, speech across
      * block boundaries */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/fs.h"
+#include "core/tasks.h"
 #include "fixture_io.h"
 #include "testutil.h"
 #include "vad/silero.h"
@@ -206,6 +207,72 @@ static void test_batch_equals_single_and_reference(void **state) {
     ct_silero_free(s);
 }
 
+/* The stream (ct_silero_stream, the VAD that follows a decoder) gives the
+ * probabilities of ct_silero_probs_tasks over the whole file, bit for bit,
+ * for any cutting of the samples into feeds: lengths around the 512-frame
+ * blocks (262,144 samples) and the 64-sample context, with helpers and
+ * without, and a file of more blocks than the stream holds at once (17 >
+ * 16, so a feed waits for the recurrence). A stream freed before its end
+ * drains the pool; a wrong length at the end is an error. */
+static void test_stream_equals_tasks(void **state) {
+    (void)state;
+    ct_silero *s = load_model();
+    size_t na;
+    float *audio = ct_test_read_audio(CT_FIXTURE("vad/speech_pauses.flac"), &na);
+    const size_t B = 512 * 512;
+    const size_t lens[] = {1, 511, 512, 513, B - 1, B, B + 1, B + 64, B + 65, 2 * B + 7777, 17 * B + 12345};
+    const size_t cuts[] = {1, 63, 4096, 100003, B, 3 * B};
+    ct_tasks *pool = NULL;
+    CT_ASSERT_OK(ct_tasks_create(3, &pool));
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        size_t n = lens[li];
+        float *x = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++) /* the recording, repeated with a sign flip per copy */
+            x[i] = audio[i % na] * ((i / na) % 2 ? -0.7f : 1.0f);
+        size_t nf = ct_silero_frame_count(n);
+        float *want = malloc((nf + 1) * sizeof(float));
+        CT_ASSERT_OK(ct_silero_probs_tasks(s, x, n, pool, want));
+        for (int withpool = 0; withpool < 2; withpool++) {
+            for (size_t ci = 0; ci < sizeof cuts / sizeof *cuts; ci++) {
+                if (n > 3 * B && cuts[ci] < 4096) continue; /* the long file: coarse cuts only */
+                ct_silero_stream *st = NULL;
+                CT_ASSERT_OK(ct_silero_stream_open(s, withpool ? pool : NULL, &st));
+                /* cuts of varying size around cuts[ci] */
+                for (size_t at = 0, k = 0; at < n; k++) {
+                    size_t c = cuts[ci] + (k % 3) * (cuts[ci] / 2 + 1);
+                    if (c > n - at) c = n - at;
+                    CT_ASSERT_OK(ct_silero_stream_feed(st, x + at, c));
+                    at += c;
+                }
+                float *got = NULL;
+                CT_ASSERT_OK(ct_silero_stream_finish(st, n, &got));
+                ct_silero_stream_free(st);
+                if (nf && memcmp(got, want, nf * sizeof(float)) != 0)
+                    fail_msg("n %zu, feeds of ~%zu, pool %d: the stream differs from the whole file", n, cuts[ci],
+                             withpool);
+                free(got);
+            }
+        }
+        free(want);
+        free(x);
+    }
+    /* freed before the end, with blocks in the pool */
+    ct_silero_stream *st = NULL;
+    CT_ASSERT_OK(ct_silero_stream_open(s, pool, &st));
+    for (int k = 0; k < 5; k++) CT_ASSERT_OK(ct_silero_stream_feed(st, audio, B < na ? B : na));
+    ct_silero_stream_free(st);
+    /* the end must be the samples fed */
+    CT_ASSERT_OK(ct_silero_stream_open(s, pool, &st));
+    CT_ASSERT_OK(ct_silero_stream_feed(st, audio, 1000));
+    float *p = NULL;
+    assert_int_equal(ct_silero_stream_finish(st, 1001, &p), CT_ERR_INTERNAL);
+    assert_null(p);
+    ct_silero_stream_free(st);
+    ct_tasks_free(pool);
+    free(audio);
+    ct_silero_free(s);
+}
+
 /* get_speech_timestamps' spans for every parameter set in the fixture. */
 static void test_spans_match_package(void **state) {
     (void)state;
@@ -297,6 +364,7 @@ int main(void) {
         cmocka_unit_test(test_probs_match_onnxruntime),
         cmocka_unit_test(test_synthetic_matches_onnxruntime),
         cmocka_unit_test(test_batch_equals_single_and_reference),
+        cmocka_unit_test(test_stream_equals_tasks),
         cmocka_unit_test(test_spans_match_package),
         cmocka_unit_test(test_bad_weights),
     };

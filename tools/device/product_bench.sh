@@ -29,7 +29,7 @@
 # runs after the main one, e.g. "128"), AB_BIN (a second product binary run
 # the same way, for an A/B in one call; AB_BATCHES its batch sizes), MODEL, BIN, PB (build-pbench),
 # ALIGN_WORD=1 (a --alignment word run too; ALIGN_EXTRA: its extra options),
-# TRACE=1 (the main binary's runs write --trace; trace_summary.py prints its
+# SKIP_TF=1 (no transformers baseline: an A/B of our binaries), TRACE=1 (the main binary's runs write --trace; trace_summary.py prints its
 # engine timeline), WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
 # MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
 set -euo pipefail
@@ -141,11 +141,15 @@ for line in sys.stdin:
 }
 run_product "$BATCH" "$WORK"
 
-log "transformers baseline over the same batches"
-rc=0
-"$PY" tools/device/tf_product_bench.py --model "$MODEL" --plan "$WORK/plan" --device "$DEVICE" --json "$WORK/tf.json" \
-  > "$WORK/tf.log" 2>&1 || rc=$?
-[ $rc = 0 ] || { echo "transformers baseline: exit $rc"; tail -5 "$WORK/tf.log"; }
+if [ "${SKIP_TF:-0}" = 1 ]; then
+  log "transformers baseline skipped (SKIP_TF=1: an A/B of our binaries only)"
+else
+  log "transformers baseline over the same batches"
+  rc=0
+  "$PY" tools/device/tf_product_bench.py --model "$MODEL" --plan "$WORK/plan" --device "$DEVICE" --json "$WORK/tf.json" \
+    > "$WORK/tf.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { echo "transformers baseline: exit $rc"; tail -5 "$WORK/tf.log"; }
+fi
 
 log "table"
 flag=()

@@ -13,6 +13,7 @@
 #include "align/align.h"
 #include "compute/cpu/cpu_state.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/trace.h"
 #include "pipeline/asr_run.h"
 #include "pipeline/options.h"
@@ -78,8 +79,13 @@ void ct_transcriber_cancel(ct_transcriber *t) {
 }
 
 static void session_close(ct_transcriber *t) {
+    double t0 = ct_now();
+    int had_model = t->asr != NULL;
     ct_asr_free(t->asr);
     t->asr = NULL;
+    /* at debug level (CT_LOG=debug): what closing costs after a run, which
+     * a CLI pays before it exits (device memory, the model's mapping) */
+    if (had_model) CT_LOGD("transcriber: model closed in %.3f s", ct_now() - t0);
     ct_aligner_free(t->aligner);
     t->aligner = NULL;
     ct_backend_free(t->align_be);

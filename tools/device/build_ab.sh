@@ -10,7 +10,7 @@
 set -euo pipefail
 old=$1
 out=${2:-/tmp/ab-build}
-src=/tmp/ab-tree
+src=${out}-tree
 rm -rf "$src" && mkdir -p "$src"
 tar -c --exclude='./build*' --exclude='./.git' . | tar -x -C "$src"
 cp -a "$old/." "$src/"

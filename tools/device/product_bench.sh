@@ -130,6 +130,7 @@ for line in sys.stdin:
   fi
   [ $rc = 0 ] || echo "product: exit $rc (the table says so)"
 
+  if [ "${NO_ENGINE:-0}" = 1 ]; then echo "engine_exit skipped" > "$work/engine.txt"; return 0; fi
   log "engine alone over the same segments (batch $batch)"
   local ecmd=("$BIN/bench_product_engine" --model "$MODEL" --profile "$work/product.json" --out-dir "$work/out"
         --device "$DEVICE" --dtype "$DTYPE" --threads "$(nproc)" --batch-size "$batch" --dump "$work/plan")
@@ -196,15 +197,21 @@ fi
 # commit) over the same corpus at batch $BATCH, after the runs above: an
 # A/B in one call, with its own engine-alone bound as a noise check
 # (AB_BATCHES: the batch sizes of the A/B runs, default $BATCH)
+# (AB_BIN may name several binaries, space-separated: the k-th's runs go to
+# ab$b, ab$b-2, ab$b-3, ...; AB_NO_ENGINE=1 skips their engine-alone runs)
 if [ -n "${AB_BIN:-}" ]; then
-  for b in ${AB_BATCHES:-$BATCH}; do
-    wa="$WORK/ab$b"
-    rm -rf "$wa" && mkdir -p "$wa/plan"
-    cp "$WORK/manifest.json" "$WORK/corpus.log" "$wa/"
-    [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wa/"
-    run_product "$b" "$wa" "$AB_BIN"
-    log "table, $AB_BIN, batch $b"
-    python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab$b.txt"
+  k=0
+  for bin in $AB_BIN; do
+    k=$((k + 1)); sfx=; [ $k -gt 1 ] && sfx=-$k
+    for b in ${AB_BATCHES:-$BATCH}; do
+      wa="$WORK/ab$b$sfx"
+      rm -rf "$wa" && mkdir -p "$wa/plan"
+      cp "$WORK/manifest.json" "$WORK/corpus.log" "$wa/"
+      [ -f "$WORK/tf.json" ] && cp "$WORK/tf.json" "$wa/"
+      NO_ENGINE=${AB_NO_ENGINE:-0} run_product "$b" "$wa" "$bin"
+      log "table, $bin, batch $b"
+      python3 tools/device/product_bench_table.py "$wa" "${flag[@]}" | tee "$OUTDIR/product_bench_ab$b$sfx.txt"
+    done
   done
 fi
 (cd "$WORK" && shopt -s nullglob && tar czf "$OUTDIR/logs.tgz" ./*.log ./*.txt ./*.json ./*.cmd ./*.time ./*.csv ./batch*/*.log ./batch*/*.txt ./batch*/*.json ./batch*/*.time ./batch*/*.csv ./ab*/*.log ./ab*/*.txt ./ab*/*.json ./ab*/*.time ./ab*/*.csv ./*.tlog ./*/*.tlog ./word/*.log ./word/*.txt ./word/*.json ./word/*.time)

@@ -4,16 +4,11 @@
  */
 #include "core/tasks.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "core/fs.h"
-#include "core/log.h"
 #include "core/trace.h"
 
 enum { QUEUED = 0, RUNNING = 1, DONE = 2 };
@@ -22,7 +17,7 @@ struct ct_tasks {
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
     ct_task *head, *tail;
-    int stop, nice;
+    int stop;
     int nthreads;
     pthread_t *threads;
 };
@@ -30,7 +25,6 @@ struct ct_tasks {
 static void *helper(void *arg) {
     ct_tasks *p = arg;
     ct_trace_thread("split helper");
-    if (p->nice > 0) ct_thread_nicer(p->nice);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->stop && !p->head) pthread_cond_wait(&p->cv_work, &p->mu);
@@ -51,17 +45,7 @@ static void *helper(void *arg) {
     return NULL;
 }
 
-void ct_thread_nicer(int delta) {
-    if (delta <= 0) return;
-    id_t tid = (id_t)syscall(SYS_gettid);
-    errno = 0;
-    int cur = getpriority(PRIO_PROCESS, tid);
-    if (cur == -1 && errno != 0) return;
-    int want = cur + delta > 19 ? 19 : cur + delta;
-    if (setpriority(PRIO_PROCESS, tid, want) != 0) CT_LOGD("tasks: setpriority %d: %s", want, strerror(errno));
-}
-
-ct_status ct_tasks_create(int threads, int nice, ct_tasks **out) {
+ct_status ct_tasks_create(int threads, ct_tasks **out) {
     *out = NULL;
     if (threads < 1) return ct_fail(CT_ERR_INVALID_ARG, "tasks: %d helper threads", threads);
     ct_tasks *p = calloc(1, sizeof *p);
@@ -71,7 +55,6 @@ ct_status ct_tasks_create(int threads, int nice, ct_tasks **out) {
         free(p);
         return ct_fail(CT_ERR_OOM, "tasks: out of memory");
     }
-    p->nice = nice;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv_work, NULL);
     pthread_cond_init(&p->cv_done, NULL);

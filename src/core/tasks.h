@@ -24,15 +24,8 @@ struct ct_task {
 
 typedef struct ct_tasks ct_tasks;
 
-/* Start `threads` helpers (>= 1), each `nice` steps nicer than the caller
- * (ct_thread_nicer; 0: the caller's priority). */
-CT_NODISCARD ct_status ct_tasks_create(int threads, int nice, ct_tasks **out);
-
-/* Make the calling thread `delta` steps nicer (Linux: nice is per thread,
- * and threads it creates inherit it). Best effort: a refusal is logged at
- * debug level and ignored. Preparation threads use it so that the thread
- * feeding a GPU wins the cores when they are all busy. */
-void ct_thread_nicer(int delta);
+/* Start `threads` helpers (>= 1). */
+CT_NODISCARD ct_status ct_tasks_create(int threads, ct_tasks **out);
 
 /* Stop and join the helpers; every submitted task must have been waited for. */
 void ct_tasks_free(ct_tasks *p);

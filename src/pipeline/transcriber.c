@@ -287,13 +287,6 @@ static ct_prep_options prep_options(const ct_pipe *p) {
     po.vad_batch_size = o->vad_batch_size;
     po.vad_block_frames = o->vad_block_frames;
     po.vad_threads = o->vad_threads;
-    /* On a GPU the run thread launches the engine's work while 8 workers
-     * and cores − 1 helpers keep every core busy; preempted, it leaves the
-     * GPU idle. The trace of the 2.5 h device corpus showed the engine's
-     * calls 12 % slower inside the product than alone. Preparation is
-     * ahead-work, so it yields (docs/PREP.md). On the CPU the model's own
-     * threads are the work, and the priorities stay as they were. */
-    po.nice = p->device == CT_DEVICE_CUDA ? 5 : 0;
     return po;
 }
 

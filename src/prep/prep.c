@@ -197,7 +197,6 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
 static void *worker(void *arg) {
     ct_prep *p = arg;
     ct_trace_thread("prep worker");
-    ct_thread_nicer(p->o.nice); /* its VAD stream's thread inherits it */
     const uint64_t cap = p->o.memory_cap_bytes;
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -351,7 +350,7 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
         split = 0;
     }
     if (split > 0 && n) {
-        s = ct_tasks_create(split, o->nice, &p->tasks);
+        s = ct_tasks_create(split, &p->tasks);
         if (s != CT_OK) {
             destroy(p);
             return s;

@@ -40,11 +40,6 @@ typedef struct ct_prep_options {
      * one core. < 0: none; 0: automatic (ct_prep_auto_split_threads); the
      * results are the same bits as without (docs/PREP.md). */
     int split_threads;
-    /* Pool only: > 0 runs the workers and helpers that many nice steps
-     * below the caller (ct_thread_nicer), so that when preparation has
-     * every core busy the caller's thread (the one feeding a GPU) still
-     * gets one at once; 0: the caller's priority. Results are unchanged. */
-    int nice;
     double decode_deadline_seconds; /* per decode, <= 0: none */
     ct_vad_options vad;        /* --vad and its options */
     /* Silero weights: `silero` (borrowed, must outlive the pool) or, when

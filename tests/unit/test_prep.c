@@ -8,22 +8,17 @@
  * cancellation and an early stop end the run, and the options follow the
  * product's rules. Audio: tests/fixtures and $CT_TESTDATA (tests/setup).
  */
-#include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <sndfile.h>
 
 #include "audio/resample.h"
 #include "core/fs.h"
-#include "core/tasks.h"
 #include "prep/prep.h"
 #include "testutil.h"
 #include "vad/silero.h"
@@ -439,58 +434,6 @@ static void test_cancel_and_early_stop(void **state) {
     ct_prep_free(NULL);
 }
 
-/* prep options' nice: the workers (seen from the admit hook, which runs on
- * the worker that claimed the file) and the split helpers (a task) run that
- * many steps nicer than the caller; 0 leaves them at its priority. */
-static int g_admit_nice = -100;
-static int admit_record_nice(void *user, size_t index) {
-    (void)user, (void)index;
-    errno = 0;
-    int v = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-    g_admit_nice = errno ? -100 : v;
-    return 0;
-}
-typedef struct {
-    ct_task task;
-    _Atomic int nice; /* polled by the test while a helper runs the task */
-} nice_task;
-static void record_nice(ct_task *t) {
-    atomic_store(&((nice_task *)t)->nice, getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)));
-}
-
-static void test_nicer_threads(void **state) {
-    (void)state;
-    int base = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-    if (base > 14) skip(); /* already too nice to see three more steps */
-    for (int nice = 0; nice <= 3; nice += 3) {
-        ct_tasks *pool = NULL;
-        CT_ASSERT_OK(ct_tasks_create(1, nice, &pool));
-        nice_task t = {.task.run = record_nice};
-        atomic_store(&t.nice, -100);
-        ct_tasks_submit(pool, &t.task);
-        /* the helper may not have started it: wait until it did, so the
-         * waiting thread never runs it itself */
-        for (int i = 0; i < 5000 && atomic_load(&t.nice) == -100; i++) usleep(1000);
-        ct_tasks_wait(pool, &t.task);
-        assert_int_equal(atomic_load(&t.nice), base + nice);
-        ct_tasks_free(pool);
-
-        ct_prep_options o = silero_options(1);
-        o.nice = nice;
-        o.admit = admit_record_nice;
-        g_admit_nice = -100;
-        ct_prep *p = NULL;
-        CT_ASSERT_OK(ct_prep_create((const char *const *)&g_paths[1], 1, &o, &p));
-        ct_prep_item *it = NULL;
-        CT_ASSERT_OK(ct_prep_next(p, &it));
-        assert_non_null(it);
-        ct_prep_item_free(it);
-        ct_prep_free(p);
-        assert_int_equal(g_admit_nice, base + nice);
-    }
-    assert_int_equal(getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)), base); /* the caller's own is untouched */
-}
-
 static void test_options(void **state) {
     (void)state;
     assert_int_equal(ct_prep_auto_workers(1), 1);
@@ -564,7 +507,6 @@ int main(void) {
         cmocka_unit_test(test_memory_cap),
         cmocka_unit_test(test_cancel_and_early_stop),
         cmocka_unit_test(test_options),
-        cmocka_unit_test(test_nicer_threads),
     };
     /* CT_TEST_FILTER=test_cancel* runs a subset (e.g. under Valgrind). */
     const char *filter = getenv("CT_TEST_FILTER");

@@ -66,7 +66,7 @@ static void test_stream_blocks_identical(void **state) {
     const size_t n = 48000 * 11 + 123; /* 11 s at 48 kHz: several blocks */
     float *x = ct_test_rnd(&seed, n);
     ct_tasks *pool;
-    assert_int_equal(ct_tasks_create(3, 0, &pool), CT_OK);
+    assert_int_equal(ct_tasks_create(3, &pool), CT_OK);
     const int rates[] = {48000, 44100, 8000};
     for (int k = 0; k < 3; k++) {
         size_t nin = n * (size_t)rates[k] / 48000;

@@ -223,7 +223,7 @@ static void test_stream_equals_tasks(void **state) {
     const size_t lens[] = {1, 511, 512, 513, B - 1, B, B + 1, B + 64, B + 65, 2 * B + 7777, 17 * B + 12345};
     const size_t cuts[] = {1, 63, 4096, 100003, B, 3 * B};
     ct_tasks *pool = NULL;
-    CT_ASSERT_OK(ct_tasks_create(3, 0, &pool));
+    CT_ASSERT_OK(ct_tasks_create(3, &pool));
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
         size_t n = lens[li];
         float *x = malloc(n * sizeof(float));

@@ -144,6 +144,9 @@ if has product; then
   # a GPU (doctor's CUDA lines, the cuda refusal only without one)
   el "product: cohere-transcribe --device cuda"
   P=/tmp/ct-prod && rm -rf $P && mkdir -p $P/in && cp tests/fixtures/audio/*.wav $P/in/
+  python3 -c "import wave,struct,random
+w=wave.open('$P/in/short_tail.wav','wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+random.seed(1); w.writeframes(b''.join(struct.pack('<h',int(random.gauss(0,2000))) for _ in range(7*16000+200)))"
   run_prod() { # name extra...
     local n=$1; shift
     timeout 120 build-gpu/bin/cohere-transcribe $P/in --model tests/fixtures/tiny-product --vad none --max-dur 7 \

@@ -29,7 +29,8 @@
 # runs after the main one, e.g. "128"), AB_BIN (a second product binary run
 # the same way, for an A/B in one call; AB_BATCHES its batch sizes), MODEL, BIN, PB (build-pbench),
 # ALIGN_WORD=1 (a --alignment word run too; ALIGN_EXTRA: its extra options),
-# WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
+# TRACE=1 (the main binary's runs write --trace; trace_summary.py prints its
+# engine timeline), WORK (/tmp/pbench), PY (python3), CORPUS_SEED (1),
 # MAX_SECONDS (the longest file: 1800; smoke 60), CODECS, AUDIO_BACKEND.
 set -euo pipefail
 smoke=0
@@ -105,6 +106,8 @@ run_product() {
        --batch-size "$batch" --benchmark-tokens-per-second "$RATE" --formats txt json --existing overwrite
        --output-dir "$work/out" --profile-json "$work/product.json" --vad-weights "$PB/silero_vad.onnx"
        ${PRODUCT_EXTRA:-})
+  # TRACE=1: the main binary's runs also write --trace (an AB_BIN may predate it)
+  [ "${TRACE:-0}" = 1 ] && [ "$prod" = "$BIN/cohere-transcribe" ] && cmd+=(--trace "$work/trace.json")
   echo "${cmd[*]}" > "$work/product.cmd"
   local t0 t1 rc=0
   t0=$(date +%s.%N)
@@ -122,6 +125,9 @@ for line in sys.stdin:
   [ -n "$sampler" ] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
   printf 'product_exit %s\nproduct_start_unix %s\nproduct_end_unix %s\n' "$rc" "$t0" "$t1" > "$work/product.time"
   tail -4 "$work/product.log"
+  if [ -f "$work/trace.json" ]; then
+    python3 tools/device/trace_summary.py "$work/trace.json" --wall "$(python3 -c "print($t1 - $t0)")" | tee "$work/trace_summary.txt" || true
+  fi
   [ $rc = 0 ] || echo "product: exit $rc (the table says so)"
 
   log "engine alone over the same segments (batch $batch)"

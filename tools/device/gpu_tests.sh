@@ -157,6 +157,8 @@ random.seed(1); w.writeframes(b''.join(struct.pack('<h',int(random.gauss(0,2000)
   run_prod cuda --device cuda --device-index 0 --trace $P/trace.json --profile-json $P/profile.json
   run_prod fp16 --device cuda --dtype fp16
   run_prod bench --device cuda --benchmark-tokens-per-second 3.3
+  run_prod idx1 --device cuda --device-index 1 # one GPU: must fail naming device 1
+  grep -m1 -iE "device 1|error" "$LOGS/prod-idx1.log"
   for f in $P/cpu/*.txt; do cmp -s "$f" "$P/cuda/$(basename "$f")" && echo "same   $(basename "$f")" ||
     echo "DIFFER $(basename "$f"): $(head -c 80 "$f") | $(head -c 80 "$P/cuda/$(basename "$f")")"; done
   python3 -c "import json,collections

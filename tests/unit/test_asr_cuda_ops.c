@@ -115,7 +115,7 @@ static void test_refusals(void **state) {
     o.weight_dtype = CT_DTYPE_F32;
     ct_asr *asr;
     CT_ASSERT_STATUS(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr), CT_ERR_UNSUPPORTED);
-    CT_ASSERT_ERROR_HAS("weights in f32 are not supported");
+    CT_ASSERT_ERROR_HAS("weights in F32 are not supported");
 }
 
 int main(void) {

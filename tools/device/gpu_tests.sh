@@ -137,19 +137,21 @@ if has sched; then
   done
 fi
 if has product; then
-  # the product's --device cuda on the fixture clips (tiny model; --vad none, so
-  # the last fixed window of a file may be under the GPU mel's 320 samples):
-  # bf16 and fp16, --device-index 0, --trace (its mel/encoder/decoder spans),
-  # benchmark mode; txt against --device cpu; then the e2e tests that look at
-  # a GPU (doctor's CUDA lines, the cuda refusal only without one)
+  # the product's --device cuda on the fixture clips (tiny model; --vad none):
+  # bf16 and fp16, --device-index 0 (and 1, which must fail), --trace (its
+  # dither/mel/encoder/decoder spans), benchmark mode; txt against --device
+  # cpu; a file whose last fixed window is 200 samples (under the GPU mel's
+  # 320: that batch takes the CPU mel); the doctor's GPU lines; then the e2e
+  # tests that look at a GPU (not e2e_doctor: it needs an FFmpeg build and
+  # fails here at its audio-libraries line, before the CUDA one)
   el "product: cohere-transcribe --device cuda"
-  P=/tmp/ct-prod && rm -rf $P && mkdir -p $P/in && cp tests/fixtures/audio/*.wav $P/in/
+  P=/tmp/ct-prod && rm -rf $P && mkdir -p $P/in $P/tailin && cp tests/fixtures/audio/*.wav $P/in/
   python3 -c "import wave,struct,random
-w=wave.open('$P/in/short_tail.wav','wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+w=wave.open('$P/tailin/short_tail.wav','wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
 random.seed(1); w.writeframes(b''.join(struct.pack('<h',int(random.gauss(0,2000))) for _ in range(7*16000+200)))"
   run_prod() { # name extra...
     local n=$1; shift
-    timeout 120 build-gpu/bin/cohere-transcribe $P/in --model tests/fixtures/tiny-product --vad none --max-dur 7 \
+    timeout 120 build-gpu/bin/cohere-transcribe ${IN:-$P/in} --model tests/fixtures/tiny-product --vad none --max-dur 7 \
       --output-dir $P/$n --max-new-tokens 24 --formats txt json "$@" > "$LOGS/prod-$n.log" 2>&1
     echo "product $n rc=$? $(grep -cE '^' "$LOGS/prod-$n.log") log lines, $(ls $P/$n/*.txt 2>/dev/null | wc -l) txt"
   }
@@ -159,18 +161,23 @@ random.seed(1); w.writeframes(b''.join(struct.pack('<h',int(random.gauss(0,2000)
   run_prod bench --device cuda --benchmark-tokens-per-second 3.3
   run_prod idx1 --device cuda --device-index 1 # one GPU: must fail naming device 1
   grep -m1 -iE "device 1|error" "$LOGS/prod-idx1.log"
+  IN=$P/tailin run_prod tail --device cuda --trace $P/trace-tail.json
+  [ -f "${SILERO:-}" ] && build-gpu/bin/cohere-transcribe-doctor --vad-weights "$SILERO" 2>&1 |
+    grep -E "CUDA|devices|accelerator|automatic settings"
   for f in $P/cpu/*.txt; do cmp -s "$f" "$P/cuda/$(basename "$f")" && echo "same   $(basename "$f")" ||
     echo "DIFFER $(basename "$f"): $(head -c 80 "$f") | $(head -c 80 "$P/cuda/$(basename "$f")")"; done
   python3 -c "import json,collections
 t=json.load(open('$P/trace.json')); ev=t['traceEvents'] if isinstance(t,dict) else t
 print('trace spans', dict(collections.Counter(e.get('name') for e in ev if e.get('ph')=='X')))
-p=json.load(open('$P/profile.json')); print('profile device', p.get('resolved',{}).get('device') if isinstance(p.get('resolved'),dict) else '?')" 2>&1 | tail -3
-  cp $P/trace.json $P/profile.json "$LOGS/" 2>/dev/null
+for f in ('$P/trace.json', '$P/trace-tail.json'):
+    t=json.load(open(f)); ev=t['traceEvents'] if isinstance(t,dict) else t
+    print(f.split('/')[-1], [(e['name'], e.get('args')) for e in ev if e.get('name') in ('mel','dither')][:4])" 2>&1 | tail -4
+  cp $P/trace.json $P/trace-tail.json $P/profile.json "$LOGS/" 2>/dev/null
   el "e2e with a cuda variant"
   # the e2e tests read the Silero weights from testdata (the setup fixture fetches them; the device
   # reaches nothing): SILERO names a carried copy (tools/device/prepare_product_bench.sh makes one)
   [ -f "${SILERO:-}" ] && mkdir -p build-gpu/testdata/silero && cp "$SILERO" build-gpu/testdata/silero/
-  (cd build-gpu && timeout 200 ctest -R 'e2e_(doctor|transcribe_bad_inputs|benchmark_mode|trace)$' -FA testdata \
+  (cd build-gpu && timeout 200 ctest -R 'e2e_(transcribe_bad_inputs|benchmark_mode|trace)$' -FA testdata \
     --output-on-failure) > "$LOGS/e2e.log" 2>&1
   echo "e2e rc=$?"; grep -E "tests passed|Passed|Failed|\*\*\*" "$LOGS/e2e.log" | head -8
 fi

@@ -1,13 +1,14 @@
 /* asr.c — the batch entry point: opens a checkpoint (config, weights,
- * tokenizer) on a backend, then runs mel → encoder → greedy decoding for a
- * padded batch, keeping per-batch arenas between calls. */
+ * tokenizer) on a backend (cpu, cpu-ref, cuda: one model definition), then
+ * runs mel → encoder → greedy decoding for a padded batch, keeping
+ * per-batch arenas between calls. Rows may have different prompts of one
+ * length (each language's prompt has the same length). */
 #include "asr/asr.h"
 
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "asr/asr_gpu.h"
 #include "asr/encoder.h"
 #include "asr/mel.h"
 #include "asr/mel_device.h"
@@ -26,7 +27,6 @@ struct ct_asr {
     int32_t eos_id;
     int threads;
     ct_arena act, ws; /* grown on demand, kept between calls */
-    ct_gpu_engine *gpu; /* device "cuda": the whole model runs there (be is NULL) */
 };
 
 ct_asr_options ct_asr_default_options(void) {
@@ -54,26 +54,23 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     bo.isa_limit = opts->isa_limit;
     bo.dnnl_bf16 = opts->dnnl_bf16;
     a->threads = opts->threads;
-    /* "cuda" is the whole-model GPU engine; "cuda-ops" the per-op backend
-     * table under the same model code as the CPU */
-    int gpu = opts->device && !strcmp(opts->device, "cuda");
-    const char *be_name = opts->device && !strcmp(opts->device, "cuda-ops") ? "cuda" : opts->device;
-    if (gpu && (s = ct_asr_gpu_check(opts->weight_dtype)) != CT_OK) goto fail;
-    if (!gpu && (s = ct_backend_create(be_name, &bo, &a->be)) != CT_OK) goto fail;
-    /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
-     * so the file is read once; the GPU engine needs the check at open */
-    if ((s = (gpu ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
+    const char *dev = opts->device ? opts->device : "cpu";
+    int cuda = !strcmp(dev, "cuda");
+    /* refused before any file is read: no CUDA, no device, or weights the
+     * cuda backend does not multiply */
+    if ((s = ct_asr_device_check(dev, opts->weight_dtype)) != CT_OK) goto fail;
+    /* cuda: activations in the weights' 16-bit type unless asked otherwise
+     * (the table multiplies weights of its activation type only) */
+    if (cuda && bo.act_dtype == CT_DTYPE_F32) bo.act_dtype = opts->weight_dtype;
+    if ((s = ct_backend_create(dev, &bo, &a->be)) != CT_OK) goto fail;
+    /* the weight loader refuses NaN/infinity as it reads each tensor, so the
+     * file is read once */
+    if ((s = ct_checkpoint_open_unchecked(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
     if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;
-    if (gpu) { /* hyper-parameters only on the host; the tensors go to the engine */
-        if ((s = ct_asr_hparams_from_config(&a->cfg, &a->w.hp)) != CT_OK) goto fail;
-        a->w.wdtype = opts->weight_dtype;
-        if ((s = ct_asr_gpu_open(a->ck, &a->w.hp, &a->gpu)) != CT_OK) goto fail;
-        a->w.bytes = ct_gpu_engine_weight_bytes(a->gpu);
-    } else if ((s = ct_asr_weights_map_checkpoint_plan(a->be, a->ck, opts->weight_dtype, &opts->q8, &a->w)) != CT_OK) {
+    if ((s = ct_asr_weights_map_checkpoint_plan(a->be, a->ck, opts->weight_dtype, &opts->q8, &a->w)) != CT_OK)
         goto fail;
-    }
     const ct_asr_hparams hp = a->w.hp;
     /* the converter runs the same check before it writes a GGUF */
     if ((s = ct_tokenizer_check_model(a->tok, hp.vocab, a->cfg.eos_id, dir, &a->eos_id)) != CT_OK) goto fail;
@@ -81,14 +78,9 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     mo.n_mels = hp.n_mels;
     mo.threads = opts->threads;
     if ((s = ct_mel_create(&mo, &a->mel)) != CT_OK) goto fail;
-    if (a->be && (s = ct_mel_device_create(a->mel, &mo, a->be, &a->meldev)) != CT_OK) goto fail;
-    /* The GPU engine holds its own copy; on the CPU, weights already in the
-     * compute dtype are views of the mapping, so the checkpoint lives until
-     * ct_asr_free (after the weights). */
-    if (gpu) {
-        ct_checkpoint_free(a->ck);
-        a->ck = NULL;
-    }
+    if ((s = ct_mel_device_create(a->mel, &mo, a->be, &a->meldev)) != CT_OK) goto fail;
+    /* weights already in the compute dtype are views of the mapping (CPU),
+     * so the checkpoint lives until ct_asr_free (after the weights) */
     *out = a;
     return CT_OK;
 fail:
@@ -104,7 +96,6 @@ void ct_asr_free(ct_asr *a) {
     }
     ct_asr_weights_free(&a->w);
     ct_mel_device_free(a->meldev);
-    ct_gpu_engine_free(a->gpu);
     ct_mel_free(a->mel);
     ct_tokenizer_free(a->tok);
     ct_checkpoint_free(a->ck);
@@ -153,19 +144,14 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     ct_asr_request def = ct_asr_default_request();
     if (!req) req = &def;
     if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
-    /* per-row budgets are a benchmark feature: the GPU engine's per-row count
-     * suppresses EOS, so both paths take them only together with ignore_eos */
+    /* per-row budgets are a benchmark feature (exact counts), taken only
+     * together with ignore_eos */
     if (req->row_max_new_tokens && !req->ignore_eos)
         return ct_fail(CT_ERR_INVALID_ARG, "asr: per-clip token budgets need ignore_eos");
-    for (int b = 0; req->row_max_new_tokens && b < B; b++) /* before any work, on either path */
+    for (int b = 0; req->row_max_new_tokens && b < B; b++) /* before any work */
         if (req->row_max_new_tokens[b] < 1 || (req->max_new_tokens > 0 && req->row_max_new_tokens[b] > req->max_new_tokens))
             return ct_fail(CT_ERR_INVALID_ARG, "asr: clip %d: token budget %d outside 1..max_new_tokens (%d)", b,
                            req->row_max_new_tokens[b], req->max_new_tokens);
-    if (a->gpu) {
-        ct_asr_gpu_ctx g = {a->gpu, a->tok, a->mel, &a->w.hp, a->eos_id, a->cfg.pad_id >= 0 ? a->cfg.pad_id : a->eos_id,
-                            &a->cfg};
-        return ct_asr_gpu_transcribe(&g, clips, n_samples, B, req, out);
-    }
     const ct_asr_hparams *hp = &a->w.hp;
     ct_backend *be = a->be;
     ct_status s = CT_OK;
@@ -216,6 +202,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if (dev_mel && req->dither) {
         if ((s = ct_mel_dither_batch(a->mel, clips, n_samples, B, &dpcm, &dclips)) != CT_OK) goto done;
         clips = (const float *const *)dclips;
+        ct_trace_span("dither", t0, ct_now(), NULL, "\"rows\":%d", B);
     }
     if (!dev_mel) {
         feats_host = malloc(sizeof(float) * (size_t)B * T * hp->n_mels);
@@ -317,7 +304,17 @@ done:
 }
 
 ct_status ct_asr_device_check(const char *device, ct_dtype weight_dtype) {
-    if (device && !strcmp(device, "cuda")) return ct_asr_gpu_check(weight_dtype);
     if (!device || !strcmp(device, "cpu") || !strcmp(device, "cpu-ref")) return CT_OK;
-    return ct_fail(CT_ERR_UNSUPPORTED, "device %s is not supported (cpu, cuda)", device);
+    if (strcmp(device, "cuda")) return ct_fail(CT_ERR_UNSUPPORTED, "device %s is not supported (cpu, cuda)", device);
+    const char *why = "";
+    if (!ct_backend_available("cuda", &why)) {
+        if (!strcmp(why, "built without CUDA"))
+            return ct_fail(CT_ERR_UNSUPPORTED, "device cuda: this build has no CUDA support (built without CUDA)");
+        return ct_fail(CT_ERR_UNSUPPORTED, "device cuda: no CUDA device found (%s)", why);
+    }
+    /* the cuda table multiplies 16-bit weights in their own type (fp32 accumulation) */
+    if (weight_dtype != CT_DTYPE_BF16 && weight_dtype != CT_DTYPE_F16)
+        return ct_fail(CT_ERR_UNSUPPORTED, "device cuda: weights in %s are not supported (bf16 or f16)",
+                       ct_dtype_name(weight_dtype));
+    return CT_OK;
 }

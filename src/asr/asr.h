@@ -12,10 +12,11 @@
  *     ct_asr_free(asr);
  *
  * A call runs the clips as one padded batch: mel → encoder → batched greedy
- * decoding. Device "cuda" runs the whole model in bf16 on the GPU engine
- * (asr_gpu.c; rows grouped by prompt, dithered features made on the CPU);
- * ct_asr_model_weights() then holds only the hyper-parameters. One ct_asr is used by one thread at a time; its arenas are kept
- * between calls and grown when a larger batch arrives.
+ * decoding, the same model code (encoder.c, decoder.c, generate.c) on every
+ * device: "cuda" runs it over the cuda backend table in bf16 or f16 (mel on
+ * the device; dither added on the host first). One ct_asr is used by one
+ * thread at a time; its arenas are kept between calls and grown when a
+ * larger batch arrives.
  */
 #ifndef CT_ASR_ASR_H
 #define CT_ASR_ASR_H
@@ -27,15 +28,14 @@
 #include "model/tokenizer.h"
 
 typedef struct ct_asr_options {
-    /* "cpu" (default), "cpu-ref", "cuda" (the whole-model GPU engine), or
-     * "cuda-ops": the model code of src/asr over the "cuda" backend table
-     * (the path that is to replace the engine; weights in its activation type) */
+    /* "cpu" (default), "cpu-ref", or "cuda": the same model code over the
+     * "cuda" backend table (weights in its activation type) */
     const char *device;
     ct_dtype weight_dtype; /* CT_DTYPE_F32 (default), CT_DTYPE_BF16, CT_DTYPE_F16, CT_DTYPE_Q8 (int8,
-                              CPU only: weights.h says which layers stay in float); "cuda": BF16 only */
+                              CPU only: weights.h says which layers stay in float); "cuda": BF16 or F16 */
     int threads;           /* 0: OpenMP default */
-    /* "cuda-ops" only: device ordinal, activation type (F32: the backend's
-     * default, bf16), encoder attention variant */
+    /* "cuda" only: device ordinal, activation type (F32: the weights' type),
+     * encoder attention variant */
     int device_index;
     ct_dtype act_dtype;
     ct_attn_variant attn_variant;
@@ -50,12 +50,12 @@ typedef struct ct_asr_request {
     int punctuation;              /* 1 (default): <|pnc|>, 0: <|nopnc|> */
     int dither;                   /* 0 (default) */
     int max_new_tokens;           /* default 1024 − prompt (the position table) */
-    int ignore_eos;               /* benchmarks: force max_new_tokens (cuda: EOS is suppressed instead) */
+    int ignore_eos;               /* benchmarks: force max_new_tokens (EOS does not stop a row) */
     const int *row_max_new_tokens; /* NULL, or per clip a budget in 1..max_new_tokens (or the position
                                     * table); needs ignore_eos: clip i generates exactly that many (benchmarks) */
-    int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result
-                                                   * (cuda: keep_logits is refused) */
-    int decode_loop; /* CT_LOOP_* of asr/generate.h (0: auto); the model-code backends only */
+    int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result (keep_features:
+                                                   * the CPU mel; keep_logits: the host loop) */
+    int decode_loop; /* CT_LOOP_* of asr/generate.h (0: auto) */
 } ct_asr_request;
 
 ct_asr_request ct_asr_default_request(void);
@@ -76,8 +76,7 @@ typedef struct ct_asr_result {
     int n;
     ct_asr_clip *clips;
     double seconds_mel, seconds_encoder, seconds_decoder; /* wall clock */
-    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads); cuda: the
-                                               * dithered CPU mel only, else 0 */
+    double cpu_mel, cpu_encoder, cpu_decoder; /* process CPU time (all threads) */
     double audio_seconds;
     size_t arena_bytes; /* activation + workspace arenas held */
 } ct_asr_result;
@@ -91,13 +90,13 @@ void ct_asr_free(ct_asr *asr);
 
 /* Whether a device can run a model with these weights, before loading one:
  * CT_OK, or CT_ERR_UNSUPPORTED saying why ("built without CUDA", "no CUDA
- * device found (...)", a precision the device's engine lacks). */
+ * device found (...)", a precision the device's backend lacks). */
 ct_status ct_asr_device_check(const char *device, ct_dtype weight_dtype);
 
 const ct_model_config *ct_asr_config(const ct_asr *asr);
 const ct_tokenizer *ct_asr_tokenizer(const ct_asr *asr);
 const ct_asr_weights *ct_asr_model_weights(const ct_asr *asr);
-ct_backend *ct_asr_backend(ct_asr *asr); /* NULL on "cuda" (no per-op backend) */
+ct_backend *ct_asr_backend(ct_asr *asr);
 
 /* Whether lang is one of the model's languages: the config's
  * supported_languages when it lists any (the tokenizer must then have

@@ -19,7 +19,7 @@ static size_t fbytes(size_t n) { return (n * sizeof(float) + 2 * CT_ARENA_ALIGN)
 static size_t tensor_bytes(const ct_tensor *t) { return ct_dtype_nbytes(t->dtype, (size_t)ct_tensor_numel(t)); }
 
 size_t ct_decoder_weight_bytes(const ct_asr_weights *w) {
-    if (!w->dec) return 0; /* hyper-parameters only (the old GPU engine holds the weights) */
+    if (!w->dec) return 0; /* hyper-parameters only: no weights loaded */
     size_t n = tensor_bytes(&w->head_w);
     for (int l = 0; l < w->hp.dec_layers; l++) {
         const ct_dec_layer *L = &w->dec[l];

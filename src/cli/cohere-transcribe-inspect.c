@@ -9,9 +9,9 @@
  *       [--cpu-wait passive|active]
  *       --out OUT.safetensors A.wav B.wav ...
  *
- * --dtype defaults to fp32 on cpu and bf16 on cuda (the GPU engine's only
- * precision). On cuda the per-step logits are not available: the output then
- * has no logits.N tensors.
+ * --dtype defaults to fp32 on cpu and bf16 on cuda (cuda multiplies bf16 or
+ * fp16 weights). Kept features and logits take the CPU mel and the host
+ * decoding loop (asr.h), on cuda too.
  *
  * Input must be 16 kHz mono WAV (read with libsndfile); anything else is an
  * error here (the product's decoder resamples; this tool must not).
@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
     }
     rq.max_new_tokens = (int)max_new;
     rq.keep_features = rq.keep_encoder = 1;
-    rq.keep_logits = strcmp(device, "cuda") != 0; /* the GPU engine keeps no per-step logits */
+    rq.keep_logits = 1;
     rq.punctuation = 1;
     /* languages: one for all clips, or one per clip */
     const char *lang_of[MAX_CLIPS];

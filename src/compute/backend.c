@@ -8,6 +8,7 @@
 ct_status ct_cpu_backend_create(const ct_backend_ops *ops, const ct_backend_options *opts, ct_backend **out);
 #ifdef CT_HAVE_CUDA
 ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out);
+int ct_cuda_available(const char **why);
 #endif
 
 ct_backend_options ct_backend_default_options(void) {
@@ -33,6 +34,23 @@ ct_status ct_backend_create(const char *name, const ct_backend_options *opts, ct
 #endif
     }
     return ct_fail(CT_ERR_INVALID_ARG, "backend '%s': unknown (cpu, cpu-ref, cuda)", name);
+}
+
+int ct_backend_available(const char *name, const char **why) {
+    const char *dummy;
+    if (!why) why = &dummy;
+    *why = "";
+    if (!name || !strcmp(name, "cpu") || !strcmp(name, "cpu-ref")) return 1;
+    if (strcmp(name, "cuda")) {
+        *why = "unknown backend";
+        return 0;
+    }
+#ifdef CT_HAVE_CUDA
+    return ct_cuda_available(why);
+#else
+    *why = "built without CUDA";
+    return 0;
+#endif
 }
 
 void ct_backend_free(ct_backend *be) {

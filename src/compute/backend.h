@@ -404,6 +404,10 @@ typedef struct ct_backend_options {
      * for the backend's own default (CUDA: BF16); CUDA takes BF16 or F16 */
     ct_dtype act_dtype;
     ct_attn_variant attn_variant; /* CUDA only */
+    /* CUDA only: 1 = time cuBLASLt's candidates for each new large GEMM
+     * shape on its first call (ct_cuda_set_gemm_tune; benchmarks), 0 = the
+     * heuristic's first choice */
+    int gemm_tune;
     /* cpu: the highest CPU feature level the matrix products may use
      * (CT_ISA_* in compute/cpu/cpu_features.h; 0 = all the CPU has).
      * CT_ISA_BASELINE forces today's OpenBLAS path on any machine. */
@@ -424,6 +428,11 @@ ct_backend_options ct_backend_default_options(void);
 
 /* name: "cpu" (fast paths), "cpu-ref" (reference ops only), "cuda". */
 ct_status ct_backend_create(const char *name, const ct_backend_options *opts, ct_backend **out);
+/* Whether a backend can be created on this machine, before loading a model:
+ * 1, or 0 with the reason in *why (static text): "built without CUDA" (the
+ * build has no CUDA code), else the driver's or device's answer ("no usable
+ * CUDA driver/device", too old a device) for "cuda"; unknown names give 0. */
+int ct_backend_available(const char *name, const char **why);
 void ct_backend_free(ct_backend *be);
 
 /* The reference and fast CPU tables (for tests that compare ops). */

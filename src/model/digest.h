@@ -1,7 +1,7 @@
 /* digest.h — content hashes of files as lower-case hex (OpenSSL): sha256,
  * and git's blob sha1 (the Hub's etag of a file not stored in LFS). For the
  * Hub cache's blob check and the VAD weights check. Not in src/core: core is
- * built on machines without the OpenSSL headers (tools/device/build.sh). */
+ * built on machines without the OpenSSL headers. */
 #ifndef CT_MODEL_DIGEST_H
 #define CT_MODEL_DIGEST_H
 

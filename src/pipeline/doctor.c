@@ -28,7 +28,7 @@
 #include "asr/mel_internal.h"
 #include "audio/audio.h"
 #include "compute/cpu/cpu_state.h"
-#include "compute/gpu_engine.h"
+#include "compute/backend.h"
 #include "core/fs.h"
 #include "model/digest.h"
 #include "model/resolve.h"
@@ -274,10 +274,10 @@ void ct_doctor_check_runtime(const ct_doctor_options *o, ct_doctor_report_fn fn,
     report_cpu(fn, user);
 
     const char *why = "";
-    int compiled = ct_gpu_engine_compiled();
-    int usable = compiled && ct_gpu_engine_device_present(&why);
+    int usable = ct_backend_available("cuda", &why);
+    int compiled = usable || strcmp(why, "built without CUDA");
     if (!compiled)
-        SAY(fn, user, CT_DOCTOR_OK, "CUDA: not compiled into this build (the GPU engine needs a build with nvcc)");
+        SAY(fn, user, CT_DOCTOR_OK, "CUDA: not compiled into this build (the cuda backend needs a build with nvcc)");
     else if (!usable)
         SAY(fn, user, CT_DOCTOR_OK, "CUDA: compiled in; CUDA devices: none found (%s)", why && *why ? why : "no device");
     else

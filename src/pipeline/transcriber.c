@@ -206,6 +206,7 @@ static ct_status session_open(ct_pipe *p) {
     ao.device = device_name(p->device);
     ao.weight_dtype = weight_dtype(p->dtype);
     ao.threads = t->o.threads;
+    ao.device_index = t->o.device_index;
     CT_TRY(ct_asr_open(t->model.dir, &ao, &t->asr));
     /* a language is one of the model's: its config's list, else its tokenizer's language tokens */
     s = ct_asr_check_language(t->asr, t->o.language);

@@ -75,7 +75,7 @@ want = [
       f"AVX-512 BF16 {yn('avx512_bf16')}, AVX-512 VNNI {yn('avx512_vnni')}"),
     E(f"[OK]   CPU kernels: mel spectrogram {mel}, dither RNG {rng}, matrix products OpenBLAS (") + r"(?P<core2>\w+)" +
         E(" core)") + r"( and oneDNN)?; (?P<plan>level (?P<level>baseline|vnni|bf16) \(cpu features: [a-z0-9_ /]+\); int8: .+)",
-    r"\[OK\]   CUDA: (?P<cuda>not compiled into this build \(the GPU engine needs a build with nvcc\)|"
+    r"\[OK\]   CUDA: (?P<cuda>not compiled into this build \(the cuda backend needs a build with nvcc\)|"
         r"compiled in; CUDA devices: none found \(.+\)|compiled in; CUDA device 0 is usable .*)",
 ]
 got = {}

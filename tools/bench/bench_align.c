@@ -5,6 +5,9 @@
  *   bench_align --make-random DIR            (config.json + model.safetensors)
  *   bench_align --model DIR [--seconds 120] [--batch 4] [--threads 2] [--backend cpu] [--reps 1]
  *               [--profile-ops] [--save E.f32] [--dtype fp32|bf16] [--clips S1,S2,... --save-pcm P.f32]
+ *               [--gemm-tune]
+ * --gemm-tune (cuda): cuBLASLt's candidates timed per large new GEMM shape
+ * (ct_backend_options.gemm_tune) instead of the heuristic's first choice.
  * --dtype bf16 loads the matrices as bf16 (what --align-dtype bf16 does);
  * --backend cuda needs it (bf16 activations and weights there).
  * --clips: one emission matrix per clip of S1, S2, ... seconds (the noise
@@ -386,7 +389,7 @@ static int run_clips(ct_w2v2 *m, ct_backend *be, const char *list, int batch, co
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
-    int batch = 4, threads = 2, reps = 1, profile = 0;
+    int batch = 4, threads = 2, reps = 1, profile = 0, gemm_tune = 0;
     const char *save = NULL, *dtype = "fp32", *clips = NULL, *save_pcm = NULL, *batches = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
@@ -397,6 +400,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
         else if (!strcmp(argv[i], "--profile-ops")) profile = 1;
+        else if (!strcmp(argv[i], "--gemm-tune")) gemm_tune = 1;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if (!strcmp(argv[i], "--clips") && i + 1 < argc) clips = argv[++i];
@@ -405,7 +409,7 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
                             "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32] "
-                            "[--dtype fp32|bf16]\n");
+                            "[--dtype fp32|bf16] [--gemm-tune]\n");
             return 2;
         }
     }
@@ -419,6 +423,7 @@ int main(int argc, char **argv) {
     }
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = threads;
+    bo.gemm_tune = gemm_tune;
     ct_w2v2_options wo = ct_w2v2_default_options();
     wo.weight_dtype = strcmp(dtype, "bf16") ? CT_DTYPE_F32 : CT_DTYPE_BF16;
     ct_backend *be;

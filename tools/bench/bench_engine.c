@@ -10,9 +10,9 @@
  * --q8-all 1: int8 with every dense layer quantised instead of the default
  * precision plan (asr/weights.h), for A/B runs of the two.
  *
- * --device: cpu, cpu-ref, cuda (the whole-model GPU engine) or cuda-ops (the
- * model code over the cuda backend table): the A/B of issue 13 runs the
- * last two on one checkpoint in one call.
+ * --device: cpu, cpu-ref or cuda (the same model code over the cuda
+ * backend table); --loop picks the greedy loop (auto: on cuda the device
+ * loop with a CUDA graph).
  *
  * Prints one human-readable report and one JSON line (for docs/PERFORMANCE.md).
  */
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
     if (bench_cpu_wait("bench_engine", cpu_wait, argv)) return 2;
     if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
-                        "[--tokens N] [--runs R] [--threads N] [--cpu-wait passive|active] [--device cpu|cpu-ref|cuda|cuda-ops] "
+                        "[--tokens N] [--runs R] [--threads N] [--cpu-wait passive|active] [--device cpu|cpu-ref|cuda] "
                         "[--loop auto|host|device|eager]\n");
         return 2;
     }

@@ -3,9 +3,9 @@
  * mixed-length batch's features, encoder output and the logits after the
  * 10-token prompt, bf16 transformers on the GPU): relative L2 of the encoder
  * over valid frames and of those logits, the numbers issue 13's parity rule
- * bounds (≤ 2e-2). The engine's own check is bench_cuda_asr --parity.
+ * bounds (≤ 2e-2).
  *
- *   bench_parity_ops --model DIR --parity FILE [--device cuda-ops|cpu] [--dtype bf16|fp16|fp32]
+ *   bench_parity_ops --model DIR --parity FILE [--device cuda|cpu] [--dtype bf16|fp16|fp32]
  *
  * Prints one JSON line.
  */
@@ -39,7 +39,7 @@ static float *tensor_f32(const ct_safetensors *st, const char *name, const ct_st
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *par = NULL, *device = "cuda-ops", *dtype = "bf16";
+    const char *model = NULL, *par = NULL, *device = "cuda", *dtype = "bf16";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--model")) model = argv[i + 1];
         else if (!strcmp(argv[i], "--parity")) par = argv[i + 1];
@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
         else model = NULL, i = argc;
     }
     if (!model || !par) {
-        fprintf(stderr, "usage: bench_parity_ops --model DIR --parity FILE [--device cuda-ops|cpu] "
+        fprintf(stderr, "usage: bench_parity_ops --model DIR --parity FILE [--device cuda|cpu] "
                         "[--dtype bf16|fp16|fp32]\n");
         return 2;
     }
@@ -56,14 +56,9 @@ int main(int argc, char **argv) {
     ct_asr_options o = ct_asr_default_options();
     o.device = device;
     o.weight_dtype = wdt;
-    o.act_dtype = strcmp(device, "cuda-ops") ? CT_DTYPE_F32 : wdt;
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) return die("open");
     ct_backend *be = ct_asr_backend(asr);
-    if (!be) {
-        fprintf(stderr, "bench_parity_ops: device %s has no op table (use cuda-ops or cpu)\n", device);
-        return 2;
-    }
     const ct_asr_weights *w = ct_asr_model_weights(asr);
     const ct_asr_hparams *hp = &w->hp;
     ct_safetensors *P;

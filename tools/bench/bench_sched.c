@@ -1,10 +1,8 @@
 /* bench_sched.c — N clips of mixed length (2–35 s white noise, fixed seed)
  * through the batch scheduler (ct_sched_run) into ct_asr_transcribe on any
  * device, each clip forced to round(3.3 · seconds) tokens (ignore_eos, a
- * budget per row): the product's batching without its I/O. The A/B of the
- * old GPU engine (--device cuda) and the model code over the cuda table
- * (--device cuda-ops) runs the same work through the same entry point.
- *   bench_sched --model DIR [--device cuda-ops] [--dtype bf16] [--clips 500]
+ * budget per row): the product's batching without its I/O.
+ *   bench_sched --model DIR [--device cuda] [--dtype bf16] [--clips 500]
  *               [--rows 128] [--audio-seconds S] [--runs 2]
  * --rows caps the rows per batch, --audio-seconds the padded audio per batch
  * (default rows × 35 s): with more rows than the audio cap needs at 35 s,
@@ -59,7 +57,7 @@ static ct_status exec(void *vp, const int *idx, int n) {
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *device = "cuda-ops", *dtype = "bf16";
+    const char *model = NULL, *device = "cuda", *dtype = "bf16";
     int clips = 500, rows = 128, runs = 2;
     double audio_cap = 0;
     for (int i = 1; i + 1 < argc; i += 2) {

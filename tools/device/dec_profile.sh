@@ -1,7 +1,7 @@
 #!/bin/bash
-# dec_profile.sh — where the decoder's time goes, old engine (--device cuda)
-# against the model code over the cuda table (--device cuda-ops), in one
-# device call (issue 13). nsys is not on the device image, so:
+# dec_profile.sh — where the decoder's time goes on --device cuda (the model
+# code over the cuda table), in one device call (issue 13; DP_DEVICES names
+# the devices, cuda by default). nsys is not on the device image, so:
 #   1. per-step slope: bench_engine decoder seconds at T1 and T2 forced
 #      tokens; (dec(T2) − dec(T1)) / (T2 − T1) is one step's wall time, the
 #      rest the fixed part (cross K/V, prompt, first step, capture);
@@ -40,7 +40,7 @@ bench() { # dev batch tokens runs [env...]
 }
 if has slope; then
   for b in $BATCHES; do
-    for dev in ${DP_DEVICES:-cuda cuda-ops}; do
+    for dev in ${DP_DEVICES:-cuda}; do
       for t in ${DP_TOKENS:-20 100}; do
         el "slope $dev b$b t$t"
         bench $dev $b $t 3 | tee -a "$OUTDIR/slope.jsonl" | python3 -c "import json,sys
@@ -52,7 +52,7 @@ fi
 NCU="ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --page raw"
 if has graph; then
   for b in $BATCHES; do
-    for dev in ${DP_DEVICES:-cuda cuda-ops}; do
+    for dev in ${DP_DEVICES:-cuda}; do
       el "ncu graph $dev b$b"
       timeout 150 $NCU --graph-profiling graph $B/bench_engine --model /tmp/full --dtype bf16 --device $dev --batch $b \
         --seconds 30 --tokens 6 --runs 1 > "$OUTDIR/graph-$dev-$b.csv" 2> "$OUTDIR/graph-$dev-$b.err"
@@ -62,7 +62,7 @@ if has graph; then
 fi
 if has kernels; then
   for b in $BATCHES; do
-    for dev in ${DP_DEVICES:-cuda cuda-ops}; do
+    for dev in ${DP_DEVICES:-cuda}; do
       el "ncu kernels $dev b$b"
       timeout 200 $NCU $B/bench_engine --model /tmp/full --dtype bf16 --device $dev --batch $b \
         --seconds 30 --tokens 4 --runs 1 > "$OUTDIR/kern-$dev-$b.csv" 2> "$OUTDIR/kern-$dev-$b.err"

@@ -1,5 +1,6 @@
 /* ct_cuda.h — the CUDA backend's C interface: device context, device memory,
- * pinned host buffers, cuBLASLt GEMMs and the model's fused kernels.
+ * pinned host buffers, cuBLASLt GEMMs and the kernels the cuda op table
+ * (cuda_backend.cu, cuda_ops*.cu) shares.
  *
  * Everything here works on device pointers and runs asynchronously on the
  * context's stream; ct_cuda_sync() waits and reports any failure. Shapes are
@@ -39,6 +40,10 @@ void *ct_cuda_stream(ct_cuda *c); /* cudaStream_t */
 ct_status ct_cuda_info(ct_cuda *c, char *name, size_t name_cap, size_t *total, size_t *free_bytes);
 /* Override the injected allocation limit (0 = none). */
 void ct_cuda_set_fail_alloc_above(ct_cuda *c, size_t bytes);
+/* 1: a new GEMM shape of ≥ 4e9 multiply-adds (beta 0) times cuBLASLt's
+ * heuristic candidates on its first call and keeps the fastest; 0 (default):
+ * the heuristic's first choice. */
+void ct_cuda_set_gemm_tune(ct_cuda *c, int on);
 
 /* Device memory: *p is NULL when n == 0. */
 ct_status ct_cuda_malloc(ct_cuda *c, void **p, size_t n);
@@ -48,8 +53,6 @@ void ct_cuda_host_free(void *p);
 ct_status ct_cuda_h2d(ct_cuda *c, void *dst, const void *src, size_t n);
 ct_status ct_cuda_d2h(ct_cuda *c, void *dst, const void *src, size_t n);
 ct_status ct_cuda_memset(ct_cuda *c, void *p, int v, size_t n);
-/* Convert n host floats to device bf16 (rounding to nearest even). */
-ct_status ct_cuda_upload_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n);
 
 /* ---- GEMM --------------------------------------------------------------
  * D(M,N) = act(alpha · A(M,K) · W(N,K)ᵀ + bias(N)) + beta · C(M,N)
@@ -91,21 +94,13 @@ ct_status ct_cuda_bgemm_beta(ct_cuda *c, const ct_cuda_bgemm_args *g, float beta
 ct_status ct_cuda_sgemm(ct_cuda *c, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                         float *D, int ldd);
 
-/* ---- kernels (ct_cuda_kernels.cu) ---------------------------------------- */
-/* y(rows, n) bf16 = LayerNorm(x)(fp32 in) · w + b, eps, fp32 math. */
-ct_status ct_cuda_layernorm(ct_cuda *c, uint16_t *y, const float *x, const float *w, const float *b, int rows,
-                            int n, float eps);
-/* y fp32 in place or out: same, output fp32 (the encoder's norm_out). */
-ct_status ct_cuda_layernorm_f32(ct_cuda *c, float *y, const float *x, const float *w, const float *b, int rows,
-                                int n, float eps);
-/* x = silu(x) over n bf16 values. */
-ct_status ct_cuda_silu(ct_cuda *c, uint16_t *x, size_t n);
-
-/* Encoder attention pieces (the unfused reference path and the fused kernel). */
+/* ---- kernels -------------------------------------------------------------
+ * Encoder attention pieces (cuda_attention.cu: the simple path; the fused
+ * kernel). */
 /* The u/v bias terms without materialising q+u, q+v: since (q+u)·k = q·k + u·k,
  * uk (H,B,T) fp32 = u[h]·k[b,t,h] with k read from qkv (B,T,3·H·Dh) bf16,
  * and vr (H,2T−1) fp32 = v[h]·p[r,h] with p (2T−1, H·Dh) bf16. */
-/* uk may be NULL (the engine folds u into the q bias and passes v − u). */
+/* uk may be NULL (u folded into the q bias, v − u passed for v). */
 ct_status ct_cuda_relattn_uv(ct_cuda *c, float *uk, float *vr, const uint16_t *qkv, const uint16_t *p,
                              const float *u, const float *vb, int B, int T, int H, int Dh);
 /* P (H,B,T,T) bf16 = softmax over j of scale·(ac[h,b,i,j] + uk[h,b,j] +
@@ -116,7 +111,7 @@ ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, c
                                      const float *uk, const float *vr, const int *len, int B, int T, int H,
                                      float scale); /* bd fp32 rows of ldbd ≥ 2T−1 */
 /* The whole encoder attention in one kernel (cuda_relattn_fused.cu), as the
- * engine lays it out: qkv (B,T,3·H·Dh) bf16 with u already folded into q,
+ * cuda ops lay it out: qkv (B,T,3·H·Dh) bf16 with u already folded into q,
  * rp (2T−1, H·Dh) bf16 the projected position rows, vr (H,2T−1) fp32 the
  * (v−u)·rp terms (ct_cuda_relattn_uv with uk NULL). o (B,T,H·Dh) bf16 =
  * softmax_j(scale·(q_i·k_j + q_i·rp[T−1−i+j] + vr[h,T−1−i+j]))·V over keys
@@ -125,62 +120,9 @@ ct_status ct_cuda_relattn_softmax_uv(ct_cuda *c, uint16_t *P, const float *ac, c
 int ct_cuda_relattn_fused_supports(int Dh);
 ct_status ct_cuda_relattn_fused(ct_cuda *c, uint16_t *o, const uint16_t *qkv, const uint16_t *rp, const float *vr,
                                 const int *len, int B, int T, int H, int Dh, float scale);
-/* y fp32 = LN1(x) and a bf16 = LN2(y) in one pass (a block's norm_out and
- * the next block's first norm). y may equal x. */
-ct_status ct_cuda_layernorm2(ct_cuda *c, float *y, uint16_t *a, const float *x, const float *w1, const float *b1,
-                             const float *w2, const float *b2, int rows, int n, float eps);
 /* Relative position table (2T−1, d) bf16: row r is position p = T−1−r,
  * [sin(p f0), cos(p f0), sin(p f1), ...], f_i = 10000^(−2i/d), fp32 math. */
 ct_status ct_cuda_relpos_table(ct_cuda *c, uint16_t *pe, int T, int d);
-
-/* Conv module middle: y(B,T,d) bf16 = silu(BN(dwconv_k(glu(a)))) with a
- * (B,T,2d) bf16 (GLU: a[:, :d]·sigmoid(a[:, d:])), frames t ≥ len[b] zero
- * before the conv; w (d,K) and bias (d) fp32 with BatchNorm folded in. */
-ct_status ct_cuda_glu_dwconv_silu(ct_cuda *c, uint16_t *y, const uint16_t *a, const float *w, const float *bias,
-                                  const int *len, int B, int T, int d, int K);
-
-/* Subsampling. conv0: x (B,T,F) fp32 mel → y (B,T1,F1,C) bf16 = relu(conv3x3
- * s2 p1 (1→C)), input frames t ≥ len0[b] read as zero, output frames
- * t ≥ len1[b] zero. w (C,9), b (C) fp32. */
-ct_status ct_cuda_subsample_conv0(ct_cuda *c, uint16_t *y, const float *x, const float *w, const float *b,
-                                  const int *len0, const int *len1, int B, int T, int F, int C);
-/* Depthwise 3x3 s2 p1: x (B,Ti,Fi,C) bf16 → y (B,To,Fo,C) bf16, input frames
- * t ≥ len_in[b] read as zero. w (C,9), b (C) fp32. */
-ct_status ct_cuda_subsample_dw(ct_cuda *c, uint16_t *y, const uint16_t *x, const float *w, const float *b,
-                               const int *len_in, int B, int Ti, int Fi, int C);
-/* Zero rows: x (B,T,inner) bf16, rows t ≥ len[b] set to 0. */
-ct_status ct_cuda_mask_rows(ct_cuda *c, uint16_t *x, const int *len, int B, int T, size_t inner);
-
-/* Decoder. x (B,d) fp32 = LN(tok_emb[tok[b]] + pos_emb[*pos]) with the table
- * rows bf16 and LN params fp32. pos is a device int (CUDA-graph friendly). */
-ct_status ct_cuda_dec_embed(ct_cuda *c, float *x, const uint16_t *tok_emb, const uint16_t *pos_emb,
-                            const int *tok, const int *pos, const float *w, const float *b, int B, int d);
-/* Self-attention step: append k,v (rows of qkv (B,3d)) to the cache
- * (B,S,2d) at *pos, then o (B,d) = softmax(q·Kᵀ·scale)·V over 0..*pos.
- * skip (device, or NULL): rows b with skip[b] ≠ 0 (finished) get o = 0 and
- * touch nothing else. */
-ct_status ct_cuda_dec_self_attn(ct_cuda *c, uint16_t *o, const uint16_t *qkv, uint16_t *cache, const int *pos,
-                                const int *skip, int B, int S, int H, int Dh);
-/* Cross-attention step: q (B,d) bf16 over kv (B,T,ld) bf16 (per frame the
- * keys at [0,d) and values at [d,2d) of a row of ld elements), keys ≥ len[b]
- * masked; skip as for self-attention. */
-ct_status ct_cuda_dec_cross_attn(ct_cuda *c, uint16_t *o, const uint16_t *q, const uint16_t *kv, size_t ld,
-                                 const int *len, const int *skip, int B, int T, int H, int Dh);
-/* dst bf16 = src fp32, n values (async). */
-ct_status ct_cuda_cast_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n);
-/* Greedy choice per row b at decoder position *pos: logits (B,V) fp32
- * predict position *pos + 1. Writes the next token into tok[b] and
- * out[b*ld + *pos + 1]: the prompt token prompt[*pos + 1] while
- * *pos + 1 < prompt_len, else argmax (lowest id on ties) with eos suppressed
- * while fewer than min_new tokens were generated; a row that emitted eos
- * sets finished[b] and emits pad afterwards. rowlim (device, or NULL) forces
- * row b to exactly rowlim[b] generated tokens (eos suppressed before, then
- * finished). forced (device, or NULL): teacher forcing, (B, max_new) ids;
- * row b's next input at generated step g is forced[b·max_new + g] while out
- * records the argmax, and eos does not finish the row. Then ++*pos on the device. */
-ct_status ct_cuda_greedy_step(ct_cuda *c, int *tok, int *out, int ld, int *pos, int *finished, const float *logits,
-                              const int *prompt, int prompt_len, const int *rowlim, const int *forced, int max_new,
-                              int B, int V, int eos, int pad, int min_new);
 
 /* Mel frontend. frames (rows = B·T, 400) fp32 from pcm (B, ns) fp32 with
  * per-row lengths n[b]: pre-emphasis 0.97, zero past n[b], centre padding

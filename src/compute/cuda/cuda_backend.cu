@@ -246,6 +246,7 @@ extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_b
     cb->act = act;
     cb->attn_variant = opts->attn_variant;
     ct_status s = ct_cuda_create_device(opts->device_index, &cb->c);
+    if (s == CT_OK) ct_cuda_set_gemm_tune(cb->c, opts->gemm_tune);
     if (s == CT_OK) s = ct_cuda_malloc(cb->c, (void **)&cb->side, sizeof(int) * CT_SIDE_REGIONS * CT_SIDE_INTS);
     if (s == CT_OK) s = ct_cuda_host_alloc((void **)&cb->host_ids, sizeof(int32_t) * CT_SIDE_INTS);
     if (s == CT_OK) s = ct_cuda_malloc(cb->c, (void **)&cb->attn_count, sizeof(int) * CT_ATTN_SPLIT_PAIRS);

@@ -23,6 +23,7 @@ struct ct_cuda {
     void *workspace;
     size_t workspace_size;
     size_t fail_alloc_above; /* 0: no injection */
+    int gemm_tune; /* ct_backend_options.gemm_tune: time cuBLASLt's candidates for large new shapes */
     struct ct_cuda_plan *plans; /* cached cuBLASLt descriptors + algorithms */
     struct ct_cuda_bplan *bplans; /* the same for strided batched GEMMs */
 };

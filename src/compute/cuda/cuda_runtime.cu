@@ -1,7 +1,7 @@
 /* cuda_runtime.cu — the CUDA context (device, stream, cuBLAS handles,
  * workspace), device/pinned memory with the allocation fault-injection
  * switch, error mapping, and the cuBLASLt/cuBLAS GEMM wrappers. Kernels live
- * in cuda_kernels.cu; the model in cuda_asr.cu.
+ * in cuda_kernels.cu; the op table over them in cuda_backend.cu and cuda_ops*.cu.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +124,8 @@ extern "C" void *ct_cuda_stream(ct_cuda *c) { return (void *)c->stream; }
 
 extern "C" void ct_cuda_set_fail_alloc_above(ct_cuda *c, size_t bytes) { c->fail_alloc_above = bytes; }
 
+extern "C" void ct_cuda_set_gemm_tune(ct_cuda *c, int on) { c->gemm_tune = on != 0; }
+
 extern "C" ct_status ct_cuda_info(ct_cuda *c, char *name, size_t cap, size_t *total, size_t *free_bytes) {
     cudaDeviceProp p;
     CT_CUDA_TRY(cudaGetDeviceProperties(&p, c->device));
@@ -174,26 +176,6 @@ extern "C" ct_status ct_cuda_d2h(ct_cuda *c, void *dst, const void *src, size_t 
 extern "C" ct_status ct_cuda_memset(ct_cuda *c, void *p, int v, size_t n) {
     if (n) CT_CUDA_TRY(cudaMemsetAsync(p, v, n, c->stream));
     return CT_OK;
-}
-
-static __global__ void k_f32_to_bf16(uint16_t *dst, const float *src, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = ct_to_bf(src[i]);
-}
-
-extern "C" ct_status ct_cuda_upload_bf16(ct_cuda *c, uint16_t *dst, const float *src, size_t n) {
-    if (!n) return CT_OK;
-    float *tmp;
-    CT_TRY(ct_cuda_malloc(c, (void **)&tmp, n * 4));
-    ct_status s = ct_cuda_h2d(c, tmp, src, n * 4);
-    if (s == CT_OK) {
-        k_f32_to_bf16<<<1024, 256, 0, c->stream>>>(dst, tmp, n);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) s = ct_cuda_status_(e, "f32_to_bf16", __FILE__, __LINE__);
-    }
-    if (s == CT_OK) s = ct_cuda_sync(c);
-    cudaFree(tmp);
-    return s;
 }
 
 /* ---- GEMMs ---------------------------------------------------------------
@@ -251,10 +233,10 @@ static ct_status plan_get(ct_cuda *c, const ct_cuda_gemm_args *g, ct_cuda_plan *
     p->n_cand = n;
     for (int i = 0; i < n; i++) p->cand[i] = res[i].algo;
     /* only outputs that do not read themselves can be re-run for timing */
-    /* opt-in (CT_CUDA_TUNE=1): every new batch shape would pay the timing, and
-     * the heuristic's first choice already runs the encoder GEMMs near peak */
-    const char *tune = getenv("CT_CUDA_TUNE");
-    p->tuned = !(g->beta == 0.f && (double)g->M * g->N * g->K >= 4e9 && n > 1 && tune && *tune == '1');
+    /* opt-in (ct_backend_options.gemm_tune): every new batch shape would pay
+     * the timing, and the heuristic's first choice already runs the encoder
+     * GEMMs near peak */
+    p->tuned = !(g->beta == 0.f && (double)g->M * g->N * g->K >= 4e9 && n > 1 && c->gemm_tune);
     *out = p;
     return CT_OK;
 }
@@ -355,22 +337,11 @@ extern "C" ct_status ct_cuda_bgemm(ct_cuda *c, const ct_cuda_bgemm_args *g) { re
 
 extern "C" ct_status ct_cuda_bgemm_beta(ct_cuda *c, const ct_cuda_bgemm_args *g, float beta_in) {
     if (g->M <= 0 || g->N <= 0 || g->K <= 0 || g->batch <= 0) return ct_fail(CT_ERR_INVALID_ARG, "GEMM: empty shape");
-    const char *classic = getenv("CT_CUDA_BGEMM_CLASSIC");
-    if (!(classic && *classic == '1')) {
-        struct ct_cuda_bplan *p = NULL;
-        CT_TRY(bplan_get(c, g, beta_in != 0.f, &p));
-        float alpha = g->alpha, beta = beta_in;
-        CT_CUBLAS_TRY(cublasLtMatmul(c->lt, p->op, &alpha, g->B, p->la, g->A, p->lb, &beta, g->D, p->lc, g->D, p->lc,
-                                     &p->algo, c->workspace, c->workspace_size, c->stream));
-        return CT_OK;
-    }
+    struct ct_cuda_bplan *p = NULL;
+    CT_TRY(bplan_get(c, g, beta_in != 0.f, &p));
     float alpha = g->alpha, beta = beta_in;
-    cublasOperation_t ta = g->b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cudaDataType_t it = g->f16 ? CUDA_R_16F : CUDA_R_16BF;
-    CT_CUBLAS_TRY(cublasGemmStridedBatchedEx(c->blas, ta, CUBLAS_OP_N, g->N, g->M, g->K, &alpha, g->B, it,
-                                             g->ldb, g->sb, g->A, it, g->lda, g->sa, &beta, g->D,
-                                             g->d_f32 ? CUDA_R_32F : it, g->ldd, g->sd, g->batch,
-                                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CT_CUBLAS_TRY(cublasLtMatmul(c->lt, p->op, &alpha, g->B, p->la, g->A, p->lb, &beta, g->D, p->lc, g->D, p->lc,
+                                 &p->algo, c->workspace, c->workspace_size, c->stream));
     return CT_OK;
 }
 

@@ -466,6 +466,56 @@ static void test_backend_basics(void **state) {
     ct_backend_arena_free(f->fast, &a);
 }
 
+/* The upload to a device (the cpu table posing as one: a stream, to_device
+ * recorded): weights already in the device's type go up from where they
+ * lie, with the same scan, and converted ones through a host copy; the
+ * bytes on the device are the same either way. */
+static ct_backend_ops g_dev_ops;
+static const ct_backend_ops *g_host_ops;
+static const void *g_last_src;
+static void *dev_stream(ct_backend *be) {
+    (void)be;
+    return &g_dev_ops;
+}
+static ct_status dev_to_device(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    g_last_src = src;
+    return g_host_ops->to_device(be, dst, src, bytes);
+}
+
+static void test_device_upload(void **state) {
+    fixture *f = *state;
+    enum { N = 300000 };
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cpu", NULL, &be));
+    g_host_ops = be->ops;
+    g_dev_ops = *be->ops;
+    g_dev_ops.stream = dev_stream, g_dev_ops.to_device = dev_to_device;
+    be->ops = &g_dev_ops;
+    uint16_t *h = malloc(2 * N);
+    float *x = malloc(4 * N);
+    for (int i = 0; i < N; i++) x[i] = (float)(((int64_t)i * 7919) % 2003 - 1001) * 0.37f, h[i] = ct_f32_to_bf16(x[i]);
+    h[123457] = 0x7fc0; /* a NaN */
+    const int64_t shape[2] = {600, 500};
+    ct_tensor t;
+    int64_t bad = 7;
+    CT_ASSERT_OK(ct_tensor_upload_checked(be, CT_DTYPE_BF16, h, CT_DTYPE_BF16, 2, shape, &bad, &t));
+    assert_int_equal(bad, 123457);
+    assert_ptr_equal(g_last_src, h); /* straight from the source, no copy */
+    assert_memory_equal(t.data, h, 2 * N);
+    ct_tensor_release(&t);
+    CT_ASSERT_OK(ct_tensor_upload_checked(be, CT_DTYPE_BF16, x, CT_DTYPE_F32, 2, shape, &bad, &t));
+    assert_int_equal(bad, -1);
+    assert_true(g_last_src != (const void *)x); /* converted on the host first */
+    for (int i = 0; i < N; i++)
+        if (i != 123457) assert_int_equal(((const uint16_t *)t.data)[i], h[i]);
+    ct_tensor_release(&t);
+    free(h);
+    free(x);
+    be->ops = g_host_ops;
+    ct_backend_free(be);
+    (void)f;
+}
+
 /* Issue 16 item 4: views of host data in place, and the parallel
  * conversion with its NaN/infinity scan in the same pass. */
 static void test_borrow_and_checked_upload(void **state) {
@@ -637,6 +687,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_bf16_fused),
         cmocka_unit_test(test_bias_act_silu_lanes),
         cmocka_unit_test(test_borrow_and_checked_upload),
+        cmocka_unit_test(test_device_upload),
         cmocka_unit_test(test_matmul_known_values),
         cmocka_unit_test(test_attn_relpos),
         cmocka_unit_test(test_decoder_attention),

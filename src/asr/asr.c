@@ -63,9 +63,15 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
      * (the table multiplies weights of its activation type only) */
     if (cuda && bo.act_dtype == CT_DTYPE_F32) bo.act_dtype = opts->weight_dtype;
     if ((s = ct_backend_create(dev, &bo, &a->be)) != CT_OK) goto fail;
-    /* the weight loader refuses NaN/infinity as it reads each tensor, so the
-     * file is read once */
-    if ((s = ct_checkpoint_open_unchecked(dir, &a->ck)) != CT_OK) goto fail;
+    /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
+     * so the file is read once. cuda: the whole checkpoint is scanned at
+     * open, in one parallel pass over the tensors, and the uploads then
+     * only copy. A scan per tensor is one OpenMP region per tensor, and in
+     * the product the preparation workers keep every core busy during the
+     * load: there the regions' threads wait for the cores (the load took
+     * 3.5 s after the one-engine switch; the old engine, which scanned this
+     * way, 1.5 s; docs/PERFORMANCE.md). */
+    if ((s = (cuda ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
     if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;

@@ -65,12 +65,13 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     if ((s = ct_backend_create(dev, &bo, &a->be)) != CT_OK) goto fail;
     /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
      * so the file is read once. cuda: the whole checkpoint is scanned at
-     * open, in one parallel pass over the tensors, and the uploads then
-     * only copy. A scan per tensor is one OpenMP region per tensor, and in
-     * the product the preparation workers keep every core busy during the
-     * load: there the regions' threads wait for the cores (the load took
-     * 3.5 s after the one-engine switch; the old engine, which scanned this
-     * way, 1.5 s; docs/PERFORMANCE.md). */
+     * open, in one parallel pass over the tensors, as the old whole-model
+     * engine did, and the uploads then only copy: a scan per tensor is an
+     * OpenMP region per tensor, ~700 of them, each waiting for cores that
+     * the preparation workers hold. On the device the load measured 3.5 s
+     * after the one-engine switch against 1.5 s for the old engine
+     * (docs/PERFORMANCE.md, "Session 9"); this pass has not been measured
+     * there yet. */
     if ((s = (cuda ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */

@@ -272,10 +272,9 @@ ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *s
         /* A checkpoint already in the device's type (bf16 weights on cuda):
          * scan it where it lies and upload from there (the backend stages
          * it through page-locked memory). A copy into fresh host memory
-         * first faulted in every page of it and wrote the weights once
-         * more: the product's load on the GPU machine took 3.5 s after the
-         * one-engine switch against 1.5 s before, with the preparation
-         * workers busy on every core (docs/PERFORMANCE.md). */
+         * first faults in every page of that memory and writes the weights
+         * once more (4 GB for the full model; docs/PERFORMANCE.md,
+         * "Session 9", has the load times this is meant to bring down). */
         st = bad_at ? convert_scan(NULL, dtype, src, src_dtype, n, bad_at) : CT_OK;
         if (st == CT_OK) st = be->ops->to_device(be, out->data, src, out->nbytes);
     } else {

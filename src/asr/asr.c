@@ -62,7 +62,11 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     /* cuda: activations in the weights' 16-bit type unless asked otherwise
      * (the table multiplies weights of its activation type only) */
     if (cuda && bo.act_dtype == CT_DTYPE_F32) bo.act_dtype = opts->weight_dtype;
+    /* the load's parts in the run's timeline (--trace): where a slow load goes */
+    double t0 = ct_now();
     if ((s = ct_backend_create(dev, &bo, &a->be)) != CT_OK) goto fail;
+    double t1 = ct_now();
+    ct_trace_span("backend", t0, t1, dev, NULL);
     /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
      * so the file is read once. cuda: the whole checkpoint is scanned at
      * open, in one parallel pass over the tensors, as the old whole-model
@@ -73,11 +77,15 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
      * (docs/PERFORMANCE.md, "Session 9"); this pass has not been measured
      * there yet. */
     if ((s = (cuda ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
+    t0 = ct_now();
+    ct_trace_span("checkpoint", t1, t0, NULL, "\"scanned\":%d", cuda);
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
     if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;
     if ((s = ct_asr_weights_map_checkpoint_plan(a->be, a->ck, opts->weight_dtype, &opts->q8, &a->w)) != CT_OK)
         goto fail;
+    t1 = ct_now();
+    ct_trace_span("weights", t0, t1, NULL, "\"bytes\":%zu", a->w.bytes);
     const ct_asr_hparams hp = a->w.hp;
     /* the converter runs the same check before it writes a GGUF */
     if ((s = ct_tokenizer_check_model(a->tok, hp.vocab, a->cfg.eos_id, dir, &a->eos_id)) != CT_OK) goto fail;
@@ -86,6 +94,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     mo.threads = opts->threads;
     if ((s = ct_mel_create(&mo, &a->mel)) != CT_OK) goto fail;
     if ((s = ct_mel_device_create(a->mel, &mo, a->be, &a->meldev)) != CT_OK) goto fail;
+    ct_trace_span("tokenizer, mel", t1, ct_now(), NULL, NULL);
     /* weights already in the compute dtype are views of the mapping (CPU),
      * so the checkpoint lives until ct_asr_free (after the weights) */
     *out = a;

@@ -28,6 +28,7 @@ struct ct_prep {
     ct_silero *owned_silero;
     const ct_silero *silero;
     ct_tasks *tasks; /* split helpers (NULL: none) */
+    int vad_stream;  /* the VAD may follow the decode (room for the streams' threads) */
 
     pthread_mutex_t mu;
     pthread_cond_t cv_work; /* workers: claim, admission, VAD turn, upgrade */
@@ -140,7 +141,7 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
     }
     double t0 = ct_now();
     ct_prep_vad_feed feed = {0}; /* the VAD follows the decode (prep_internal.h) */
-    ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->tasks);
+    ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->vad_stream ? p->tasks : NULL);
     s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &feed, &it->audio);
     if (s == CT_ERR_LIMIT && r < cap && !cancelled(p)) {
         ct_prep_vad_feed_clear(&feed);
@@ -152,7 +153,7 @@ static ct_prep_item *prepare(ct_prep *p, size_t i, uint64_t g, uint64_t *rp, int
         pthread_mutex_unlock(&p->mu);
         *rp = r;
         t0 = ct_now();
-        ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->tasks);
+        ct_prep_vad_feed_open(&feed, &p->o, p->silero, p->vad_stream ? p->tasks : NULL);
         s = ct_prep_decode(it->path, &p->o, r, &p->cancel, p->tasks, &feed, &it->audio);
     }
     double t1 = ct_now();
@@ -344,10 +345,15 @@ ct_status ct_prep_create(const char *const *paths, size_t n, const ct_prep_optio
     /* Under an address-space limit every thread that may call cblas at once
      * needs its OpenBLAS buffer mapped up front (blas_budget.h); when the
      * helpers' do not fit, the files run unsplit (same results, slower).
-     * Each worker's VAD stream adds its recurrence thread (prep_internal.h). */
+     * Each worker's VAD stream adds its recurrence thread (prep_internal.h):
+     * without room for those, the VAD runs after the decode. */
+    p->vad_stream = split > 0;
     if (split > 0 && n && o->vad.mode == CT_VAD_SILERO && ct_blas_reserve(2 * workers + split) != CT_OK) {
-        CT_LOGD("prep: no room for %d split helpers' BLAS buffers: %s", split, ct_last_error());
-        split = 0;
+        p->vad_stream = 0;
+        if (ct_blas_reserve(workers + split) != CT_OK) {
+            CT_LOGD("prep: no room for %d split helpers' BLAS buffers: %s", split, ct_last_error());
+            split = 0;
+        }
     }
     if (split > 0 && n) {
         s = ct_tasks_create(split, &p->tasks);

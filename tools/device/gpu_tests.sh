@@ -24,6 +24,9 @@ OUTDIR=${OUT:-build-gpu/out}
 LOGS=$OUTDIR/logs # packed into one file at the end: the device tool returns at most 8 files
 mkdir -p "$OUTDIR" "$LOGS"
 STAGES=${STAGES:-build tests memcheck bench}
+# the Silero weights for the product and e2e stages: SILERO, else the copy
+# prepare_product_bench.sh leaves in build-pbench/ (carry it)
+SILERO=${SILERO:-$([ -f build-pbench/silero_vad.onnx ] && echo build-pbench/silero_vad.onnx)}
 BENCH_BATCHES=${BENCH_BATCHES:-1 32 128}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)

@@ -560,28 +560,34 @@ static void test_borrow_and_checked_upload(void **state) {
     free(src);
 }
 
-/* The vectorised SiLU epilogue (cpu_elementwise.c, 16 lanes, AVX2/AVX-512
- * clones) equals the scalar ct_fast_silu formula bit for bit, at every tail
- * length and with/without bias and residual. */
-static void test_bias_act_silu_lanes(void **state) {
+/* The vectorised epilogue (cpu_elementwise.c, 16 lanes for SiLU, the
+ * ReLU and linear loops specialised by whether bias and residual exist;
+ * AVX2/AVX-512 clones) equals the scalar formula bit for bit, at every tail
+ * length, for every activation, with and without bias and residual. */
+static void test_bias_act_lanes(void **state) {
     (void)state;
     const int lens[] = {1, 7, 15, 16, 17, 31, 33, 1000};
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
         const int n = lens[li];
         float *y = rnd((size_t)n), *b = rnd((size_t)n), *r = rnd((size_t)n), *want = malloc(sizeof(float) * (size_t)n);
         for (int i = 0; i < n; i++) y[i] *= 12.0f; /* both tails of the sigmoid */
-        for (int mode = 0; mode < 4; mode++) {
-            const float *bb = mode & 1 ? b : NULL, *rr = mode & 2 ? r : NULL;
-            float *got = malloc(sizeof(float) * (size_t)n);
-            memcpy(got, y, sizeof(float) * (size_t)n);
-            for (int i = 0; i < n; i++) {
-                float v = y[i] + (bb ? bb[i] : 0.0f);
-                want[i] = 0.5f * ct_fast_silu(v) + (rr ? rr[i] : 0.0f);
+        for (int act = 0; act < 3; act++)
+            for (int mode = 0; mode < 4; mode++) {
+                const float *bb = mode & 1 ? b : NULL, *rr = mode & 2 ? r : NULL;
+                float *got = malloc(sizeof(float) * (size_t)n);
+                memcpy(got, y, sizeof(float) * (size_t)n);
+                for (int i = 0; i < n; i++) {
+                    float v = y[i] + (bb ? bb[i] : 0.0f);
+                    if (act == 2) v = ct_fast_silu(v);
+                    else if (act == 1) v = v > 0.0f ? v : 0.0f;
+                    want[i] = 0.5f * v + (rr ? rr[i] : 0.0f);
+                }
+                ct_fast_bias_act(got, bb, rr, 0.5f, act, n);
+                if (memcmp(got, want, sizeof(float) * (size_t)n))
+                    fail_msg("act %d, bias %d, residual %d, n %d: differs from the scalar formula", act, mode & 1,
+                             mode >> 1, n);
+                free(got);
             }
-            ct_fast_bias_act(got, bb, rr, 0.5f, 2, n);
-            assert_memory_equal(got, want, sizeof(float) * (size_t)n);
-            free(got);
-        }
         free(y), free(b), free(r), free(want);
     }
 }
@@ -635,7 +641,7 @@ int main(void) {
         cmocka_unit_test(test_fused_refs),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_bf16_fused),
-        cmocka_unit_test(test_bias_act_silu_lanes),
+        cmocka_unit_test(test_bias_act_lanes),
         cmocka_unit_test(test_borrow_and_checked_upload),
         cmocka_unit_test(test_matmul_known_values),
         cmocka_unit_test(test_attn_relpos),

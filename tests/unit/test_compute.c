@@ -592,6 +592,32 @@ static void test_bias_act_lanes(void **state) {
     }
 }
 
+/* The vectorised f32 → bf16 conversion equals ct_f32_to_bf16 bit for bit:
+ * random values, rounding ties (odd and even), NaNs (quieted), infinities,
+ * denormals (kept, unlike vcvtneps2bf16), at every tail length. */
+static void test_f32_to_bf16_lanes(void **state) {
+    (void)state;
+    const size_t n = 1000;
+    uint32_t *u = malloc(sizeof(uint32_t) * n);
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        u[i] = (uint32_t)(st >> 32);
+    }
+    const uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7fc00001u, 0xff800001u, 0x7f800000u, 0xff800000u,
+                                0x00000001u, 0x807fffffu, 0x00008000u, 0x7f7fffffu, 0x80000000u, 0x00000000u};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) u[3 * i + 5] = special[i];
+    const size_t lens[] = {1, 15, 16, 17, 33, 1000};
+    uint16_t *got = malloc(2 * n), *want = malloc(2 * n);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        float *x = (float *)(void *)u;
+        for (size_t i = 0; i < lens[li]; i++) want[i] = ct_f32_to_bf16(x[i]);
+        ct_fast_f32_to_bf16(got, x, lens[li]);
+        assert_memory_equal(got, want, 2 * lens[li]);
+    }
+    free(u), free(got), free(want);
+}
+
 /* The version-5 fused references (ref_fused.c) against the ops they fuse:
  * the LN pair and GLU + mask + depthwise conv are those compositions, bit
  * for bit; attention over the packed q̃|k|v with q̃ = q + u and c = vb − u
@@ -642,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_bf16_fused),
         cmocka_unit_test(test_bias_act_lanes),
+        cmocka_unit_test(test_f32_to_bf16_lanes),
         cmocka_unit_test(test_borrow_and_checked_upload),
         cmocka_unit_test(test_matmul_known_values),
         cmocka_unit_test(test_attn_relpos),

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compute/cpu/cpu_fast.h"
+#include "core/dtype.h"
 #include "compute/cpu/cpu_math.h"
 #include "compute/cpu/cpu_vec.h"
 #include "compute/ref/ops_ref.h"
@@ -64,6 +65,23 @@ CT_VCLONES void ct_fast_bias_act(float *restrict y, const float *restrict b, con
         else if (r) bias_act_lin(y, b, r, alpha, 0, n, 0, 1);
         else bias_act_lin(y, b, r, alpha, 0, n, 0, 0);
     }
+}
+
+typedef uint32_t vu __attribute__((vector_size(CT_V * 4)));
+typedef uint16_t vh __attribute__((vector_size(CT_V * 2)));
+
+CT_VCLONES void ct_fast_f32_to_bf16(uint16_t *restrict dst, const float *restrict x, size_t n) {
+    size_t i = 0;
+    for (; i + CT_V <= n; i += CT_V) {
+        vu u;
+        memcpy(&u, x + i, sizeof u);
+        const vu nan = (vu)((u & 0x7fffffffu) > 0x7f800000u); /* all ones where NaN */
+        const vu r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        const vu q = (u >> 16) | 0x40u;
+        const vh h = __builtin_convertvector((nan & q) | (~nan & r), vh);
+        memcpy(dst + i, &h, sizeof h);
+    }
+    for (; i < n; i++) dst[i] = ct_f32_to_bf16(x[i]);
 }
 
 ct_status ct_cpu_layer_norm(ct_backend *be, float *y, const float *x, const float *g, const float *b, int M,

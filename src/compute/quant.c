@@ -215,10 +215,14 @@ ct_status ct_tensor_quantize_q8(ct_backend *be, const void *src, ct_dtype src_dt
 
 /* Cloned for AVX-512 and AVX2 (chosen at load by the CPU): the same
  * operations (no FMA contraction under -std=c17, min/max exact in any
- * order) at a wider vector, so every clone gives the same bits. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ct_q8_quantize_act(uint8_t *u, float *s,
-                                                                                      int32_t *z, const float *x,
-                                                                                      int M, int K) {
+ * order) at a wider vector, so every clone gives the same bits. The
+ * AVX-512 clone is x86-64-v4 (F + BW + VL...), not plain avx512f: GCC 12
+ * narrows int32 lanes to bytes only with AVX512BW, and without it the
+ * store loop stayed scalar. */
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void ct_q8_quantize_act(uint8_t *u, float *s,
+                                                                                             int32_t *z,
+                                                                                             const float *x, int M,
+                                                                                             int K) {
     for (int m = 0; m < M; m++) {
         const float *xr = x + (size_t)m * K;
         uint8_t *ur = u + (size_t)m * K;
@@ -246,7 +250,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void ct_q8_quantize
         for (int k = 0; k < K; k++) {
             float v = xr[k] * inv + zf;
             v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
-            ur[k] = (uint8_t)(v + 0.5f); /* v ≥ 0: truncation after +0.5 rounds half up */
+            /* v ≥ 0: truncation after +0.5 rounds half up. Through int32: a
+             * float → uint8 conversion stops GCC vectorising the loop (it ran
+             * scalar, with branches, ~10 % of the int8 op on AMX), and for
+             * v + 0.5 in [0.5, 255.5] both conversions give the same byte. */
+            ur[k] = (uint8_t)(int32_t)(v + 0.5f);
         }
         s[m] = sc;
         z[m] = (int32_t)zf;

@@ -610,30 +610,62 @@ static void test_borrow_and_checked_upload(void **state) {
     free(src);
 }
 
-/* The vectorised SiLU epilogue (cpu_elementwise.c, 16 lanes, AVX2/AVX-512
- * clones) equals the scalar ct_fast_silu formula bit for bit, at every tail
- * length and with/without bias and residual. */
-static void test_bias_act_silu_lanes(void **state) {
+/* The vectorised epilogue (cpu_elementwise.c, 16 lanes for SiLU, the
+ * ReLU and linear loops specialised by whether bias and residual exist;
+ * AVX2/AVX-512 clones) equals the scalar formula bit for bit, at every tail
+ * length, for every activation, with and without bias and residual. */
+static void test_bias_act_lanes(void **state) {
     (void)state;
     const int lens[] = {1, 7, 15, 16, 17, 31, 33, 1000};
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
         const int n = lens[li];
         float *y = rnd((size_t)n), *b = rnd((size_t)n), *r = rnd((size_t)n), *want = malloc(sizeof(float) * (size_t)n);
         for (int i = 0; i < n; i++) y[i] *= 12.0f; /* both tails of the sigmoid */
-        for (int mode = 0; mode < 4; mode++) {
-            const float *bb = mode & 1 ? b : NULL, *rr = mode & 2 ? r : NULL;
-            float *got = malloc(sizeof(float) * (size_t)n);
-            memcpy(got, y, sizeof(float) * (size_t)n);
-            for (int i = 0; i < n; i++) {
-                float v = y[i] + (bb ? bb[i] : 0.0f);
-                want[i] = 0.5f * ct_fast_silu(v) + (rr ? rr[i] : 0.0f);
+        for (int act = 0; act < 3; act++)
+            for (int mode = 0; mode < 4; mode++) {
+                const float *bb = mode & 1 ? b : NULL, *rr = mode & 2 ? r : NULL;
+                float *got = malloc(sizeof(float) * (size_t)n);
+                memcpy(got, y, sizeof(float) * (size_t)n);
+                for (int i = 0; i < n; i++) {
+                    float v = y[i] + (bb ? bb[i] : 0.0f);
+                    if (act == 2) v = ct_fast_silu(v);
+                    else if (act == 1) v = v > 0.0f ? v : 0.0f;
+                    want[i] = 0.5f * v + (rr ? rr[i] : 0.0f);
+                }
+                ct_fast_bias_act(got, bb, rr, 0.5f, act, n);
+                if (memcmp(got, want, sizeof(float) * (size_t)n))
+                    fail_msg("act %d, bias %d, residual %d, n %d: differs from the scalar formula", act, mode & 1,
+                             mode >> 1, n);
+                free(got);
             }
-            ct_fast_bias_act(got, bb, rr, 0.5f, 2, n);
-            assert_memory_equal(got, want, sizeof(float) * (size_t)n);
-            free(got);
-        }
         free(y), free(b), free(r), free(want);
     }
+}
+
+/* The vectorised f32 → bf16 conversion equals ct_f32_to_bf16 bit for bit:
+ * random values, rounding ties (odd and even), NaNs (quieted), infinities,
+ * denormals (kept, unlike vcvtneps2bf16), at every tail length. */
+static void test_f32_to_bf16_lanes(void **state) {
+    (void)state;
+    const size_t n = 1000;
+    uint32_t *u = malloc(sizeof(uint32_t) * n);
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        u[i] = (uint32_t)(st >> 32);
+    }
+    const uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7fc00001u, 0xff800001u, 0x7f800000u, 0xff800000u,
+                                0x00000001u, 0x807fffffu, 0x00008000u, 0x7f7fffffu, 0x80000000u, 0x00000000u};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) u[3 * i + 5] = special[i];
+    const size_t lens[] = {1, 15, 16, 17, 33, 1000};
+    uint16_t *got = malloc(2 * n), *want = malloc(2 * n);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        float *x = (float *)(void *)u;
+        for (size_t i = 0; i < lens[li]; i++) want[i] = ct_f32_to_bf16(x[i]);
+        ct_fast_f32_to_bf16(got, x, lens[li]);
+        assert_memory_equal(got, want, 2 * lens[li]);
+    }
+    free(u), free(got), free(want);
 }
 
 /* The version-5 fused references (ref_fused.c) against the ops they fuse:
@@ -685,7 +717,8 @@ int main(void) {
         cmocka_unit_test(test_fused_refs),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_bf16_fused),
-        cmocka_unit_test(test_bias_act_silu_lanes),
+        cmocka_unit_test(test_bias_act_lanes),
+        cmocka_unit_test(test_f32_to_bf16_lanes),
         cmocka_unit_test(test_borrow_and_checked_upload),
         cmocka_unit_test(test_device_upload),
         cmocka_unit_test(test_matmul_known_values),

@@ -12,6 +12,7 @@
 
 #include "compute/cpu/cpu_fast.h"
 #include "compute/cpu/cpu_math.h"
+#include "compute/cpu/cpu_vec.h"
 #include "compute/ref/ops_ref.h"
 
 /* The end of a softmax, in place: s[j] = exp(s[j] - mx) / Σ_k exp(s[k] - mx),
@@ -25,6 +26,59 @@ static inline void exp_normalise(float *s, int n, float mx) {
     }
     float inv = 1.0f / sum;
     for (int j = 0; j < n; j++) s[j] *= inv;
+}
+
+/* One query row of the encoder's attention, in place: s[j] = softmax_j(
+ * s[j]·scale + bd[j]·scale) over n > 0 keys. 16-lane vectors (cpu_vec.h,
+ * AVX-512/AVX2 clones): the scalar ct_fast_expf loop does not vectorise in
+ * this build, and the 48 layers × 8 heads × T² exponentials of a 30 s
+ * window were a large part of the attention's CPU time. Every lane computes
+ * what the scalar loop did (v_exp equals ct_fast_expf, no contraction); only
+ * the order of the sum changes (16 partial sums), so the probabilities move
+ * by an ulp or so. */
+CT_VCLONES static void relpos_softmax_row(float *s, const float *bd, int n, float scale) {
+    const int nv = n / CT_V * CT_V;
+    vf v, w;
+    float mx = -INFINITY;
+    if (nv) {
+        vf m = V_SPLAT(-INFINITY);
+        for (int j = 0; j < nv; j += CT_V) {
+            memcpy(&v, s + j, sizeof v);
+            memcpy(&w, bd + j, sizeof w);
+            v = v * scale + w * scale;
+            memcpy(s + j, &v, sizeof v);
+            m = V_SELECT(v > m, v, m);
+        }
+        for (int l = 0; l < CT_V; l++) mx = m[l] > mx ? m[l] : mx;
+    }
+    for (int j = nv; j < n; j++) {
+        s[j] = s[j] * scale + bd[j] * scale;
+        mx = s[j] > mx ? s[j] : mx;
+    }
+    vf acc = V_SPLAT(0.0f);
+    for (int j = 0; j < nv; j += CT_V) {
+        memcpy(&v, s + j, sizeof v);
+        v = v - mx;
+        v_exp(&v);
+        memcpy(s + j, &v, sizeof v);
+        acc += v;
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < CT_V; l++) sum += acc[l];
+    if (nv < n) {
+        v = V_SPLAT(0.0f);
+        memcpy(&v, s + nv, (size_t)(n - nv) * sizeof *s);
+        v = v - mx;
+        v_exp(&v);
+        for (int j = nv; j < n; j++) sum += (s[j] = v[j - nv]);
+    }
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < nv; j += CT_V) {
+        memcpy(&v, s + j, sizeof v);
+        v *= inv;
+        memcpy(s + j, &v, sizeof v);
+    }
+    for (int j = nv; j < n; j++) s[j] *= inv;
 }
 
 ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,
@@ -59,16 +113,8 @@ ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const f
         const float *pp = p + (size_t)(T - L) * D + (size_t)h * Dh;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, 2 * L - 1, Dh, 1.0f, qv, Dh, pp, D, 0.0f, bd,
                     2 * L - 1);
-        for (int i = 0; i < L; i++) {
-            float *s = ac + (size_t)i * L;
-            const float *bdi = bd + (size_t)i * (2 * L - 1) + (L - 1 - i); /* bd[i][L-1-i+j] */
-            float mx = -INFINITY;
-            for (int j = 0; j < L; j++) {
-                s[j] = s[j] * scale + bdi[j] * scale;
-                if (s[j] > mx) mx = s[j];
-            }
-            exp_normalise(s, L, mx);
-        }
+        for (int i = 0; i < L; i++) /* bd[i][L-1-i+j] is key j's relative-position score */
+            relpos_softmax_row(ac + (size_t)i * L, bd + (size_t)i * (2 * L - 1) + (L - 1 - i), L, scale);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, Dh, L, 1.0f, ac, L, v + base, D, 0.0f,
                     out + base, D);
     }

@@ -92,32 +92,43 @@ void ct_int8_gemv_vnni512(int32_t *acc, const uint8_t *u, const int8_t *q, int M
 #endif
 
 /* One row: y = alpha·act(s·scale·(acc − z·rowsum) + b) + residual; acc may
- * be y itself (each element is read before it is written). Cloned for
- * AVX-512 and AVX2 (picked at load by the CPU): the same operations at a
- * wider vector, so every clone gives the same bits. */
+ * be y itself (each element is read before it is written). Whether b and
+ * the residual exist is a literal at each call (hb, hr): tested inside the
+ * loop, `b ? b[n] : 0` becomes a masked load, and with b NULL each masked
+ * load of the unmapped page takes a microcode assist (on Sapphire Rapids
+ * ~90 % of this epilogue's samples; docs/PERFORMANCE.md "The int8 op's
+ * epilogue"). The literal 0.0f keeps the bits of the branchy form. */
+static inline __attribute__((always_inline)) void epi(float *yr, const int32_t *ar, float sm, int32_t zm,
+                                                      const float *scale, const int32_t *rowsum, const float *b,
+                                                      const float *rr, float alpha, const int act, int N,
+                                                      const int hb, const int hr) {
+#pragma omp simd
+    for (int n = 0; n < N; n++) {
+        float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (hb ? b[n] : 0.0f);
+        if (act == CT_ACT_SILU) v = ct_fast_silu(v);
+        else if (act == CT_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+        yr[n] = alpha * v + (hr ? rr[n] : 0.0f);
+    }
+}
+
+#define EPI_ACT(A)                                                                    \
+    do {                                                                              \
+        if (b && rr) epi(yr, ar, sm, zm, scale, rowsum, b, rr, alpha, A, N, 1, 1);    \
+        else if (b) epi(yr, ar, sm, zm, scale, rowsum, b, rr, alpha, A, N, 1, 0);     \
+        else if (rr) epi(yr, ar, sm, zm, scale, rowsum, b, rr, alpha, A, N, 0, 1);    \
+        else epi(yr, ar, sm, zm, scale, rowsum, b, rr, alpha, A, N, 0, 0);            \
+    } while (0)
+
+/* Cloned for AVX-512 and AVX2 (picked at load by the CPU): the same
+ * operations at a wider vector, so every clone gives the same bits. */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void
 epilogue_row(float *yr, const int32_t *ar, float sm, int32_t zm, const float *scale, const int32_t *rowsum,
              const float *b, const float *rr, float alpha, int act, int N) {
-    if (act == CT_ACT_SILU) {
-#pragma omp simd
-        for (int n = 0; n < N; n++) {
-            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-            yr[n] = alpha * ct_fast_silu(v) + (rr ? rr[n] : 0.0f);
-        }
-    } else if (act == CT_ACT_RELU) {
-#pragma omp simd
-        for (int n = 0; n < N; n++) {
-            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-            yr[n] = alpha * (v > 0.0f ? v : 0.0f) + (rr ? rr[n] : 0.0f);
-        }
-    } else {
-#pragma omp simd
-        for (int n = 0; n < N; n++) {
-            float v = sm * scale[n] * (float)(ar[n] - zm * rowsum[n]) + (b ? b[n] : 0.0f);
-            yr[n] = alpha * v + (rr ? rr[n] : 0.0f);
-        }
-    }
+    if (act == CT_ACT_SILU) EPI_ACT(CT_ACT_SILU);
+    else if (act == CT_ACT_RELU) EPI_ACT(CT_ACT_RELU);
+    else EPI_ACT(CT_ACT_NONE);
 }
+#undef EPI_ACT
 
 static void dequant_epilogue(float *y, const int32_t *acc, const float *s, const int32_t *z, const float *scale,
                              const int32_t *rowsum, const float *b, const float *residual, float alpha, ct_act act,

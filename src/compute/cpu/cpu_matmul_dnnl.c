@@ -67,8 +67,9 @@ static ct_status widened_dnnl(const ct_cpu_state *st, float *y, const float *x, 
 
 /* x rows → bf16 (round to nearest even, as torch's .to(bfloat16)). */
 static void to_bf16(uint16_t *dst, const float *x, size_t n) {
+    const size_t chunk = 4096; /* a multiple of the 16 lanes */
 #pragma omp parallel for schedule(static) if (n > CT_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dst[i] = ct_f32_to_bf16(x[i]);
+    for (size_t i = 0; i < n; i += chunk) ct_fast_f32_to_bf16(dst + i, x + i, n - i < chunk ? n - i : chunk);
 }
 
 ct_status ct_cpu_matmul_dnnl(ct_backend *be, float *y, const float *x, const ct_tensor *w, const float *b,

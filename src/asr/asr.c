@@ -53,6 +53,7 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     bo.attn_variant = opts->attn_variant;
     bo.isa_limit = opts->isa_limit;
     bo.dnnl_bf16 = opts->dnnl_bf16;
+    bo.dnnl_pack = opts->dnnl_pack;
     a->threads = opts->threads;
     const char *dev = opts->device ? opts->device : "cpu";
     int cuda = !strcmp(dev, "cuda");

@@ -40,6 +40,7 @@ typedef struct ct_asr_options {
     ct_dtype act_dtype;
     ct_attn_variant attn_variant;
     int isa_limit, dnnl_bf16; /* cpu: ct_backend_options' dispatch caps (tests, benchmarks); 0: none */
+    int dnnl_pack;            /* cpu: ct_backend_options.dnnl_pack (benchmarks' A/B); 0: auto */
     ct_q8_plan q8; /* int8: the layer kinds kept in float (asr/weights.h); zero: the default plan */
 } ct_asr_options;
 

@@ -419,8 +419,7 @@ typedef struct ct_backend_options {
     /* cpu: weights pre-packed into oneDNN's blocked layout on first use
      * (compute/cpu/cpu_dnnl.h): 0 = where it measured faster end to end
      * (no shape yet: plain weights, today's path), 1 = always (tests: the packed path on any CPU), -1 = never.
-     * The environment variable CT_DNNL_PACK (auto|always|off), when set,
-     * overrides it: the A/B switch of the benchmarks. */
+     * The benchmarks' A/B switch is their --dnnl-pack off|auto|always. */
     int dnnl_pack;
 } ct_backend_options;
 

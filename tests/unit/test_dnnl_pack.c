@@ -41,7 +41,6 @@ static int setup(void **state) {
     ct_backend_options on = ct_backend_default_options(), off = on;
     on.dnnl_bf16 = 1, on.dnnl_pack = 1;
     off.dnnl_bf16 = 1, off.dnnl_pack = -1;
-    unsetenv("CT_DNNL_PACK"); /* the benchmarks' override would defeat the options */
     if (ct_backend_create("cpu-ref", NULL, &f->ref) || ct_backend_create("cpu", &on, &f->on) ||
         ct_backend_create("cpu", &off, &f->off))
         return -1;

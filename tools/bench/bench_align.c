@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench_dnnl_pack.h"
 #include "align/wav2vec2.h"
 #include "model/safetensors.h"
 
@@ -389,7 +390,7 @@ static int run_clips(ct_w2v2 *m, ct_backend *be, const char *list, int batch, co
 int main(int argc, char **argv) {
     const char *model = NULL, *backend = "cpu";
     double seconds = 120;
-    int batch = 4, threads = 2, reps = 1, profile = 0, gemm_tune = 0;
+    int batch = 4, threads = 2, reps = 1, profile = 0, gemm_tune = 0, pack = 0;
     const char *save = NULL, *dtype = "fp32", *clips = NULL, *save_pcm = NULL, *batches = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--make-random") && i + 1 < argc) return make_random(argv[++i]);
@@ -406,10 +407,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--clips") && i + 1 < argc) clips = argv[++i];
         else if (!strcmp(argv[i], "--save-pcm") && i + 1 < argc) save_pcm = argv[++i];
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = argv[++i];
+        else if (!strcmp(argv[i], "--dnnl-pack") && i + 1 < argc && bench_dnnl_pack(argv[i + 1]) >= -1)
+            pack = bench_dnnl_pack(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_align --make-random DIR | --model DIR [--seconds S] [--batch B] "
                             "[--threads N] [--backend cpu|cpu-ref] [--reps R] [--profile-ops] [--save E.f32] "
-                            "[--dtype fp32|bf16] [--gemm-tune]\n");
+                            "[--dtype fp32|bf16] [--gemm-tune] [--dnnl-pack off|auto|always]\n");
             return 2;
         }
     }
@@ -424,6 +427,7 @@ int main(int argc, char **argv) {
     ct_backend_options bo = ct_backend_default_options();
     bo.threads = threads;
     bo.gemm_tune = gemm_tune;
+    bo.dnnl_pack = pack;
     ct_w2v2_options wo = ct_w2v2_default_options();
     wo.weight_dtype = strcmp(dtype, "bf16") ? CT_DTYPE_F32 : CT_DTYPE_BF16;
     ct_backend *be;

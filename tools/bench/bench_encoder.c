@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_dnnl_pack.h"
 #include "asr/asr.h"
 #include "asr/encoder.h"
 #include "bench_cpu_wait.h"
@@ -93,7 +94,7 @@ static ct_status t_pos(ct_backend *be, float *p, int T, int D) { TIMED(P_OTHER, 
 
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32";
-    int batch = 1, frames = 3001, threads = 0, runs = 1;
+    int batch = 1, frames = 3001, threads = 0, runs = 1, pack = 0;
     const char *cpu_wait = "passive";
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -108,20 +109,22 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--threads")) threads = atoi(v);
         else if (!strcmp(a, "--cpu-wait")) cpu_wait = v;
         else if (!strcmp(a, "--runs")) runs = atoi(v);
+        else if (!strcmp(a, "--dnnl-pack")) pack = bench_dnnl_pack(v);
         else {
             fprintf(stderr, "bench_encoder: unknown option %s\n", a);
             return 2;
         }
     }
     if (bench_cpu_wait("bench_encoder", cpu_wait, argv)) return 2;
-    if (!model || batch < 1 || frames < 8 || threads < 0 || runs < 1 ||
+    if (!model || batch < 1 || frames < 8 || threads < 0 || runs < 1 || pack < -1 ||
         (strcmp(dtype, "fp32") && strcmp(dtype, "bf16") && strcmp(dtype, "fp16"))) {
         fprintf(stderr, "usage: bench_encoder --model DIR [--dtype fp32|bf16|fp16] [--batch B] [--frames T>=8] "
-                        "[--threads N] [--runs R] [--cpu-wait passive|active]\n");
+                        "[--threads N] [--runs R] [--cpu-wait passive|active] [--dnnl-pack off|auto|always]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
     o.threads = threads;
+    o.dnnl_pack = pack;
     o.weight_dtype = bench_weight_dtype(dtype);
     ct_asr *asr;
     if (ct_asr_open(model, &o, &asr) != CT_OK) {

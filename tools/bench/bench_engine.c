@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bench_dnnl_pack.h"
 #include "asr/asr.h"
 #include "asr/decoder.h"
 #include "asr/encoder.h"
@@ -117,7 +118,7 @@ static double dnnl_gflops(ct_dnnl_kind kind, int M, int N, int K, int reps, doub
 int main(int argc, char **argv) {
     const char *model = NULL, *dtype = "fp32", *device = "cpu";
     const char *cpu_wait = "passive";
-    int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0, q8_all = 0;
+    int batch = 1, tokens = 100, runs = 1, threads = 0, loop = 0, q8_all = 0, pack = 0;
     double seconds = 30.0;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -137,19 +138,21 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--loop")) /* the greedy loop (asr/generate.h): auto, host, device, eager */
             loop = !strcmp(v, "host") ? 1 : !strcmp(v, "device") ? 2 : !strcmp(v, "eager") ? 3 : 0;
         else if (!strcmp(a, "--q8-all")) q8_all = atoi(v);
+        else if (!strcmp(a, "--dnnl-pack")) pack = bench_dnnl_pack(v);
         else {
             fprintf(stderr, "bench_engine: unknown option %s\n", a);
             return 2;
         }
     }
     if (bench_cpu_wait("bench_engine", cpu_wait, argv)) return 2;
-    if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35) {
+    if (!model || batch <= 0 || tokens <= 0 || runs <= 0 || seconds <= 0 || seconds > 35 || pack < -1) {
         fprintf(stderr, "usage: bench_engine --model DIR [--dtype fp32|bf16|fp16|int8] [--batch B] [--seconds S<=35] "
                         "[--tokens N] [--runs R] [--threads N] [--cpu-wait passive|active] [--device cpu|cpu-ref|cuda] "
-                        "[--loop auto|host|device|eager]\n");
+                        "[--loop auto|host|device|eager] [--dnnl-pack off|auto|always]\n");
         return 2;
     }
     ct_asr_options o = ct_asr_default_options();
+    o.dnnl_pack = pack;
     o.threads = threads;
     o.device = device;
     o.weight_dtype = bench_weight_dtype(dtype);
@@ -248,6 +251,12 @@ int main(int argc, char **argv) {
            ct_decoder_weight_bytes(w) / 1e6, bw, bw_cpu, dec_bound * 1e3, dec / tokens / dec_bound);
     printf("decoder %.1f ms/token; arenas %.1f MB; peak RSS %.2f GiB (after load %.2f GiB)\n", 1e3 * dec / tokens,
            arena / 1e6, peak_rss, rss_after_load);
+    if (!strncmp(device, "cpu", 3) && ct_cpu_state_of(ct_asr_backend(asr))->dnnl) { /* what --dnnl-pack did */
+        int packs = 0;
+        size_t pbytes = 0;
+        ct_dnnl_pack_stats(ct_cpu_state_of(ct_asr_backend(asr))->dnnl, &packs, &pbytes);
+        printf("oneDNN packed weights: %d (%.1f MB)\n", packs, pbytes / 1e6);
+    }
     printf("oneDNN peaks on the same shape after the run: u8s8 %.1f, bf16 %.1f, f32 %.1f GFLOP/s; encoder at %.0f%% "
            "of the %s peak\ndispatch: %s\n",
            peak_i8, peak_bf16, peak_f32, 100.0 * flops / enc / 1e9 / peak_own, is_q8 ? "int8" : is_bf16 ? "bf16" : "f32",

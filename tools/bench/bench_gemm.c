@@ -185,7 +185,6 @@ int main(int argc, char **argv) {
     bop.dnnl_pack = 1, bop16.dnnl_pack = 1;
     ct_backend *be, *be16, *bep, *bep16;
     ct_dnnl *dnnl = NULL;
-    unsetenv("CT_DNNL_PACK"); /* the options above decide here */
     if (ct_backend_create("cpu", &bo, &be) != CT_OK || ct_backend_create("cpu", &bo16, &be16) != CT_OK ||
         ct_backend_create("cpu", &bop, &bep) != CT_OK || ct_backend_create("cpu", &bop16, &bep16) != CT_OK) {
         fprintf(stderr, "bench_gemm: %s\n", ct_last_error());

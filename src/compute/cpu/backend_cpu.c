@@ -215,13 +215,8 @@ void ct_cpu_dispatch_plan(char *buf, int cap) {
     describe(&st, buf, cap);
 }
 
-/* The option, or CT_DNNL_PACK from the environment when set (benchmarks'
- * A/B switch; an unknown value keeps the option). */
+/* ct_backend_options.dnnl_pack (the benchmarks' --dnnl-pack A/B switch). */
 static ct_dnnl_pack_mode pack_mode(const ct_backend_options *opts) {
-    const char *v = getenv("CT_DNNL_PACK");
-    if (v && !strcmp(v, "off")) return CT_DNNL_PACK_OFF;
-    if (v && !strcmp(v, "always")) return CT_DNNL_PACK_ALWAYS;
-    if (v && !strcmp(v, "auto")) return CT_DNNL_PACK_AUTO;
     return opts->dnnl_pack < 0 ? CT_DNNL_PACK_OFF : opts->dnnl_pack > 0 ? CT_DNNL_PACK_ALWAYS : CT_DNNL_PACK_AUTO;
 }
 

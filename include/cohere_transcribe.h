@@ -139,10 +139,12 @@ typedef enum ct_resampler_kind { CT_RESAMPLER_AUTO = 0, CT_RESAMPLER_FIR = 1, CT
  * each file's audio until it is published), input on the CPU. */
 typedef enum ct_file_order { CT_FILE_ORDER_AUTO = 0, CT_FILE_ORDER_INPUT = 1, CT_FILE_ORDER_READY = 2 } ct_file_order;
 /* How the CPU engine's idle OpenMP threads wait (ours; docs/USAGE.md
- * "--cpu-wait"): passive sleeps at once (OMP_WAIT_POLICY=passive); active
- * spins first, libgomp's default, which wastes the CPU when the cores are
- * shared with other work and can halve the speed there. */
-typedef enum ct_cpu_wait { CT_CPU_WAIT_PASSIVE = 0, CT_CPU_WAIT_ACTIVE = 1 } ct_cpu_wait;
+ * "--cpu-wait"): auto leaves libgomp its default (spin a while, then
+ * sleep), the fastest on cores of its own; passive sleeps at once
+ * (OMP_WAIT_POLICY=passive), the fastest when the cores are shared with
+ * other work, where spinning can halve the speed, and up to 2.4× slower on
+ * free cores; active spins (OMP_WAIT_POLICY=active). */
+typedef enum ct_cpu_wait { CT_CPU_WAIT_PASSIVE = 0, CT_CPU_WAIT_ACTIVE = 1, CT_CPU_WAIT_AUTO = 2 } ct_cpu_wait;
 typedef enum ct_existing { CT_EXISTING_ERROR = 0, CT_EXISTING_OVERWRITE = 1, CT_EXISTING_SKIP = 2 } ct_existing;
 typedef enum ct_alignment { CT_ALIGN_SEGMENT = 0, CT_ALIGN_WORD = 1, CT_ALIGN_NONE = 2 } ct_alignment;
 typedef enum ct_truncation { CT_TRUNCATION_RETRY = 0, CT_TRUNCATION_WARN = 1 } ct_truncation;
@@ -176,7 +178,7 @@ typedef struct ct_transcriber_options {
     int device_index;             /* CUDA device ordinal, 0 */
     ct_precision dtype;           /* auto: fp32 on cpu, bf16 (else fp16) on cuda */
     int threads;                  /* CPU threads for the model, 0: all cores */
-    ct_cpu_wait cpu_wait;         /* passive; OpenMP reads it at process start: ct_cpu_wait_exec */
+    ct_cpu_wait cpu_wait;         /* auto; OpenMP reads it at process start: ct_cpu_wait_exec */
     ct_audio_decoder audio_backend;
     ct_resampler_kind resampler;  /* auto (ours; the original decodes through FFmpeg only) */
     double audio_memory_gb;       /* 4.0: decoded PCM cap per file / prepared group */
@@ -243,7 +245,7 @@ CT_API ct_transcriber_options ct_transcriber_default_options(void);
  * .preinit_array hook, as the cohere-transcribe tools do), before any
  * thread: when OMP_WAIT_POLICY is unset it re-executes /proc/self/exe once
  * with OMP_WAIT_POLICY set to w (a guard keyed to the process id makes a
- * second re-exec impossible). An OMP_WAIT_POLICY the user set is kept. It
+ * second re-exec impossible); CT_CPU_WAIT_AUTO re-executes nothing. An OMP_WAIT_POLICY the user set is kept. It
  * does nothing under valgrind (the child would escape it). envp: the
  * environment to pass on (NULL: environ). Returns only when it did not
  * re-execute. */

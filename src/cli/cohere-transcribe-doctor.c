@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
 
     /* the policy cohere-transcribe gets by default (--cpu-wait passive), so
      * that the runtime line below reports what a run would have */
-    ct_cpu_wait_exec(CT_CPU_WAIT_PASSIVE, argv, NULL);
+    ct_cpu_wait_exec(CT_CPU_WAIT_AUTO, argv, NULL);
     tally t = {0, 0};
     ct_doctor_run(&o, print_line, &t);
     printf("\n");

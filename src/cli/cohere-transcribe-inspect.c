@@ -6,7 +6,7 @@
  *   cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]
  *       [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]
  *       [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]
- *       [--cpu-wait passive|active]
+ *       [--cpu-wait auto|passive|active]
  *       --out OUT.safetensors A.wav B.wav ...
  *
  * --dtype defaults to fp32 on cpu and bf16 on cuda (cuda multiplies bf16 or
@@ -38,7 +38,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: cohere-transcribe-inspect --model DIR|OWNER/NAME [--model-revision R]\n"
                "           [--device cpu|cuda] [--dtype fp32|bf16|fp16|int8|q8_0]\n"
                "           [--dither on|off] [--languages L1,L2,...] [--max-new-tokens N]\n"
-               "           [--cpu-wait passive|active]\n"
+               "           [--cpu-wait auto|passive|active]\n"
                "           --out OUT.safetensors A.wav B.wav ...\n");
 }
 
@@ -123,7 +123,7 @@ static ct_status write_out(const char *path, const ct_asr_result *r, const ct_as
 
 int main(int argc, char **argv) {
     const char *model = NULL, *revision = NULL, *out = NULL, *device = "cpu", *dtype = NULL, *dither = "off", *langs = NULL,
-               *cpu_wait = "passive";
+               *cpu_wait = "auto";
     long max_new = 0;
     char *files[MAX_CLIPS];
     int nfiles = 0;
@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     }
     const int wait = ct_cpu_wait_parse(cpu_wait);
     if (wait < 0) {
-        fprintf(stderr, "cohere-transcribe-inspect: --cpu-wait: '%s' (passive or active)\n", cpu_wait);
+        fprintf(stderr, "cohere-transcribe-inspect: --cpu-wait: '%s' (auto, passive or active)\n", cpu_wait);
         return 2;
     }
     ct_cpu_wait_exec((ct_cpu_wait)wait, argv, NULL); /* before any OpenMP thread; returns if no re-exec */

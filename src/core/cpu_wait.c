@@ -31,10 +31,13 @@ int ct_cpu_wait_parse(const char *s) {
     if (!s) return -1;
     if (!strcmp(s, "passive")) return CT_CPU_WAIT_PASSIVE;
     if (!strcmp(s, "active")) return CT_CPU_WAIT_ACTIVE;
+    if (!strcmp(s, "auto")) return CT_CPU_WAIT_AUTO;
     return -1;
 }
 
-const char *ct_cpu_wait_name(ct_cpu_wait w) { return w == CT_CPU_WAIT_ACTIVE ? "active" : "passive"; }
+const char *ct_cpu_wait_name(ct_cpu_wait w) {
+    return w == CT_CPU_WAIT_ACTIVE ? "active" : w == CT_CPU_WAIT_AUTO ? "auto" : "passive";
+}
 
 static const char *env_in(char **envp, const char *name) {
     const size_t n = strlen(name);
@@ -61,6 +64,7 @@ static int guard_is_self(const char *g) {
 }
 
 void ct_cpu_wait_exec(ct_cpu_wait w, char **argv, char **envp) {
+    if (w == CT_CPU_WAIT_AUTO) return; /* libgomp's own default: nothing to set */
     char **env = envp ? envp : environ;
     const char *guard = env_in(env, GUARD), *cur = env_in(env, POLICY);
     if (guard_is_self(guard)) return; /* already the re-executed image */
@@ -103,7 +107,7 @@ const char *ct_cpu_wait_describe(char *buf, size_t cap) {
         snprintf(buf, cap, "libgomp's default, spin then sleep (OMP_WAIT_POLICY=%s is neither passive nor active)",
                  cur);
     else
-        snprintf(buf, cap, "libgomp's default, spin then sleep (OMP_WAIT_POLICY unset: not re-executed%s)",
-                 getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload") ? " under valgrind" : "");
+        snprintf(buf, cap, "libgomp's default, spin then sleep (OMP_WAIT_POLICY unset%s)",
+                 getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload") ? ", under valgrind" : "");
     return buf;
 }

@@ -26,6 +26,7 @@ ct_transcriber_options ct_transcriber_default_options(void) {
     o.dtype = CT_PRECISION_AUTO;
     o.audio_backend = CT_AUDIO_AUTO;
     o.audio_memory_gb = 4.0;
+    o.cpu_wait = CT_CPU_WAIT_AUTO;
     o.pipeline_preparation = 1;
     o.vad = CT_VAD_MODE_SILERO;
     o.vad_engine = CT_VAD_ENGINE_AUTO;
@@ -357,8 +358,8 @@ static ct_status check_decoding_and_cues(const ct_transcriber_options *o) {
 /* Ours (not in the original), then what the original accepts as
  * configuration but refuses when it runs. */
 static ct_status check_additions(const ct_transcriber_options *o) {
-    if (o->cpu_wait != CT_CPU_WAIT_PASSIVE && o->cpu_wait != CT_CPU_WAIT_ACTIVE)
-        return ct_fail(CT_ERR_INVALID_ARG, "%s must be passive or active", N("cpu_wait"));
+    if (o->cpu_wait != CT_CPU_WAIT_PASSIVE && o->cpu_wait != CT_CPU_WAIT_ACTIVE && o->cpu_wait != CT_CPU_WAIT_AUTO)
+        return ct_fail(CT_ERR_INVALID_ARG, "%s must be auto, passive or active", N("cpu_wait"));
     if (o->threads < 0)
         return ct_fail(CT_ERR_INVALID_ARG, "%s must be non-negative (0: every core)", N("threads"));
     if (o->device_index < 0)

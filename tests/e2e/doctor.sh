@@ -14,7 +14,7 @@ DOC="$CT_BIN/cohere-transcribe-doctor"
 W="$CT_TESTDATA/silero/silero_vad.onnx"
 FIX="$CT_SOURCE/tests/fixtures"
 export OMP_NUM_THREADS=2
-unset OMP_WAIT_POLICY CT_CPU_WAIT_EXEC # the doctor re-executes itself with passive (--cpu-wait's default)
+unset OMP_WAIT_POLICY CT_CPU_WAIT_EXEC # the doctor reports libgomp's default (--cpu-wait auto, the default)
 VERSION=$(sed -n 's/^project(cohere_transcribe VERSION \([0-9.]*\).*/\1/p' "$CT_SOURCE/CMakeLists.txt")
 PINNED_SHA=$(sed -n 's/^#define CT_SILERO_SHA256_V62 "\([0-9a-f]*\)"/\1/p' "$CT_SOURCE/src/vad/silero.h")
 [ -n "$VERSION" ] && [ ${#PINNED_SHA} = 64 ] || fail "cannot read the version or the pinned sha256"
@@ -66,7 +66,7 @@ want = [
     E(f"[OK]   Silero ONNX asset integrity: {sha}"),
     E(f"[OK]   C runtime: glibc {glibc}, built with ") + r"(GCC|clang) \S.*",
     E(f"[OK]   numeric runtime: OpenBLAS {blas} ") + r"(.* )?(?P<core>\w+) MAX_THREADS=\d+; 2 OpenMP threads",
-    E("[OK]   CPU wait policy: passive (OMP_WAIT_POLICY=passive, set by re-executing at start)"),
+    E("[OK]   CPU wait policy: libgomp's default, spin then sleep (OMP_WAIT_POLICY unset)"),
     E(f"[OK]   audio libraries: {ff}; {sf}"),
     E(f"[OK]   support libraries: jansson {jansson}, utf8proc ") + r"\d+\.\d+\.\d+" +
         E(f", OpenSSL {crypto} ") + r".*" + E(f", libcurl {curl} (") + r"[^)]*\)",

@@ -1,7 +1,9 @@
-/* bench_cpu_wait.h — `--cpu-wait passive|active` for the benchmark tools,
+/* bench_cpu_wait.h — `--cpu-wait auto|passive|active` for the benchmark tools,
  * as cohere-transcribe takes it: the value checked, then the process
  * re-executed once with OMP_WAIT_POLICY set (ct_cpu_wait_exec), before any
- * OpenMP thread. Default passive, the product's. */
+ * OpenMP thread. Default passive, unlike the product (auto): the
+ * measurements against transformers run both sides passive
+ * (docs/PERFORMANCE.md, "Issue 16 on Sapphire Rapids"). */
 #ifndef CT_BENCH_CPU_WAIT_H
 #define CT_BENCH_CPU_WAIT_H
 
@@ -13,7 +15,7 @@
 static inline int bench_cpu_wait(const char *prog, const char *value, char **argv) {
     const int w = ct_cpu_wait_parse(value);
     if (w < 0) {
-        fprintf(stderr, "%s: --cpu-wait: '%s' (passive or active)\n", prog, value);
+        fprintf(stderr, "%s: --cpu-wait: '%s' (auto, passive or active)\n", prog, value);
         return 2;
     }
     ct_cpu_wait_exec((ct_cpu_wait)w, argv, NULL);

@@ -4,6 +4,7 @@
  * --aligner-revision, --benchmark-tokens-per-second), the parse of
  * argv into ct_transcriber_options, the report of help/version/errors, and a
  * JSON dump of the resolved options for tests. */
+#include "core/cpu_wait.h"
 #include "common/transcribe_args.h"
 
 #include <jansson.h>
@@ -54,7 +55,8 @@ static const ct_arg_choice ALIGN_DTYPE[] = {{"fp32", CT_PRECISION_FP32, 0},
                                             {"fp16", CT_PRECISION_FP16, 0},
                                             {"bf16", CT_PRECISION_BF16, 1},
                                             {"auto", CT_PRECISION_AUTO, 1}};
-static const ct_arg_choice CPU_WAIT[] = {{"passive", CT_CPU_WAIT_PASSIVE, 0}, {"active", CT_CPU_WAIT_ACTIVE, 0}};
+static const ct_arg_choice CPU_WAIT[] = {
+    {"auto", CT_CPU_WAIT_AUTO, 0}, {"passive", CT_CPU_WAIT_PASSIVE, 0}, {"active", CT_CPU_WAIT_ACTIVE, 0}};
 static const ct_arg_choice FORMATS[] = {
     {"txt", CT_FORMAT_TXT, 0}, {"srt", CT_FORMAT_SRT, 0}, {"vtt", CT_FORMAT_VTT, 0}, {"json", CT_FORMAT_JSON, 0}};
 
@@ -96,8 +98,9 @@ static const ct_arg_option OPTIONS[] = {
     INT("--threads", "COUNT", "CPU threads for the model (default: every core).", NULL, threads, NULL,
         CT_ARG_ADDITION),
     CHO_ADD("--cpu-wait", "POLICY",
-            "How idle CPU threads wait: passive (sleep) or active (spin, faster only on cores of its own).", NULL,
-            cpu_wait, CPU_WAIT, "passive"),
+            "How idle CPU threads wait: auto (OpenMP's default), passive (sleep: for cores shared with other "
+            "work) or active (spin).",
+            NULL, cpu_wait, CPU_WAIT, "auto"),
     CHO("--audio-backend", "BACKEND", "Audio decoder configuration.", NULL, audio_backend, AUDIO_BACKEND,
         "auto"),
     CHO_ADD("--resampler", "KIND", "libsndfile backend's resampler: fir (ours) or sinc (libsamplerate).", NULL,
@@ -267,7 +270,7 @@ char *ct_cli_options_json(const ct_transcriber_options *o, const char *const *pa
     json_object_set_new(j, "device_index", json_integer(o->device_index));
     json_object_set_new(j, "dtype", json_string(ct_opt_precision_name(o->dtype)));
     json_object_set_new(j, "threads", json_integer(o->threads));
-    json_object_set_new(j, "cpu_wait", json_string(o->cpu_wait == CT_CPU_WAIT_ACTIVE ? "active" : "passive"));
+    json_object_set_new(j, "cpu_wait", json_string(ct_cpu_wait_name(o->cpu_wait)));
     json_object_set_new(j, "audio_backend", json_string(ct_opt_audio_backend_name(o->audio_backend)));
     json_object_set_new(j, "resampler", json_string(ct_audio_resampler_name((ct_audio_resampler)o->resampler)));
     json_object_set_new(j, "audio_memory_gb", real(o->audio_memory_gb));

@@ -55,30 +55,7 @@ CT_VCLONES static void relpos_softmax_row(float *s, const float *bd, int n, floa
         s[j] = s[j] * scale + bd[j] * scale;
         mx = s[j] > mx ? s[j] : mx;
     }
-    vf acc = V_SPLAT(0.0f);
-    for (int j = 0; j < nv; j += CT_V) {
-        memcpy(&v, s + j, sizeof v);
-        v = v - mx;
-        v_exp(&v);
-        memcpy(s + j, &v, sizeof v);
-        acc += v;
-    }
-    float sum = 0.0f;
-    for (int l = 0; l < CT_V; l++) sum += acc[l];
-    if (nv < n) {
-        v = V_SPLAT(0.0f);
-        memcpy(&v, s + nv, (size_t)(n - nv) * sizeof *s);
-        v = v - mx;
-        v_exp(&v);
-        for (int j = nv; j < n; j++) sum += (s[j] = v[j - nv]);
-    }
-    const float inv = 1.0f / sum;
-    for (int j = 0; j < nv; j += CT_V) {
-        memcpy(&v, s + j, sizeof v);
-        v *= inv;
-        memcpy(s + j, &v, sizeof v);
-    }
-    for (int j = nv; j < n; j++) s[j] *= inv;
+    v_exp_normalise(s, n, mx, 1.0f); /* × 1 is exact: the same values as without it */
 }
 
 ct_status ct_cpu_attn_relpos(ct_backend *be, float *out, const float *q, const float *k, const float *v,

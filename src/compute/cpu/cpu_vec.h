@@ -1,7 +1,7 @@
 /* cpu_vec.h — 16-lane float vectors (GCC/Clang vector extensions) and the
  * vector exp that the CPU fast paths share: the wav2vec2 ops' GELU and
- * softmax (cpu_wav2vec2.c) and the dense layers' SiLU epilogue
- * (cpu_elementwise.c).
+ * softmax (cpu_wav2vec2.c), the encoder's rel-pos softmax (cpu_attention.c)
+ * and the dense layers' SiLU epilogue (cpu_elementwise.c).
  *
  * Why: the scalar loops over ct_fast_expf / libm's erff do not vectorise in this
  * build (the inlined bit casts defeat the vectoriser under omp simd), and the
@@ -14,6 +14,7 @@
 #ifndef CT_COMPUTE_CPU_VEC_H
 #define CT_COMPUTE_CPU_VEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CT_V 16
@@ -50,6 +51,39 @@ static inline void v_exp(vf *v) {
     p = p * r + 5.0000001201e-1f;
     p = p * r2 + r + 1.0f;
     *v = p * (vf)((ni + 127) << 23);
+}
+
+/* The end of a softmax row, in place: x[j] = exp((x[j] − mx)·scale) / Σ_k
+ * over n keys, mx the row's maximum. 16 partial sums, then the lanes and
+ * the tail in order: the encoder's rel-pos attention (scale 1: its scores
+ * are scaled before the maximum) and the aligner's attention share it.
+ * Inlined into each caller's target clone. */
+static inline __attribute__((always_inline)) void v_exp_normalise(float *x, int n, float mx, float scale) {
+    const int nv = n / CT_V * CT_V;
+    vf v, acc = V_SPLAT(0.0f);
+    for (int j = 0; j < nv; j += CT_V) {
+        __builtin_memcpy(&v, x + j, sizeof v);
+        v = (v - mx) * scale;
+        v_exp(&v);
+        __builtin_memcpy(x + j, &v, sizeof v);
+        acc += v;
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < CT_V; l++) sum += acc[l];
+    if (nv < n) {
+        v = V_SPLAT(0.0f);
+        __builtin_memcpy(&v, x + nv, (size_t)(n - nv) * sizeof *x);
+        v = (v - mx) * scale;
+        v_exp(&v);
+        for (int j = nv; j < n; j++) sum += (x[j] = v[j - nv]);
+    }
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < nv; j += CT_V) {
+        __builtin_memcpy(&v, x + j, sizeof v);
+        v *= inv;
+        __builtin_memcpy(x + j, &v, sizeof v);
+    }
+    for (int j = nv; j < n; j++) x[j] *= inv;
 }
 
 

@@ -71,30 +71,7 @@ CT_VCLONES static void softmax_row(float *x, int n, float scale) {
         for (int l = 0; l < CT_V; l++) mx = m[l] > mx ? m[l] : mx;
     }
     for (int j = nv; j < n; j++) mx = x[j] > mx ? x[j] : mx;
-    vf acc = V_SPLAT(0.0f);
-    for (int j = 0; j < nv; j += CT_V) {
-        memcpy(&v, x + j, sizeof v);
-        v = (v - mx) * scale;
-        v_exp(&v);
-        memcpy(x + j, &v, sizeof v);
-        acc += v;
-    }
-    float sum = 0.0f;
-    for (int l = 0; l < CT_V; l++) sum += acc[l];
-    if (nv < n) {
-        v = V_SPLAT(0.0f);
-        memcpy(&v, x + nv, (size_t)(n - nv) * sizeof *x);
-        v = (v - mx) * scale;
-        v_exp(&v);
-        for (int j = nv; j < n; j++) sum += (x[j] = v[j - nv]);
-    }
-    const float inv = 1.0f / sum;
-    for (int j = 0; j < nv; j += CT_V) {
-        memcpy(&v, x + j, sizeof v);
-        v *= inv;
-        memcpy(x + j, &v, sizeof v);
-    }
-    for (int j = nv; j < n; j++) x[j] *= inv;
+    v_exp_normalise(x, n, mx, scale);
 }
 
 /* native bf16 products through oneDNN on this backend, or NULL */

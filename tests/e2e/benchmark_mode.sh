@@ -11,11 +11,7 @@
 # the product used; a later run without the option does not skip the
 # benchmark's outputs (the contract differs); bad rates are refused with the message.
 set -euo pipefail
-bin="$CT_BIN/cohere-transcribe"
-model="$CT_FIXTURES/tiny-product"
-weights="$CT_TESTDATA/silero/silero_vad.onnx"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib/product.sh"
 c="$tmp/corpus"
 mkdir -p "$c"
 cp "$CT_FIXTURES/audio/c4_en_gb_30s.wav" "$CT_FIXTURES/audio/c3_fr_ar_10s.wav" "$CT_FIXTURES/vad/speech_pauses.flac" "$c/"

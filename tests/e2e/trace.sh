@@ -12,11 +12,7 @@
 # trace path that cannot be written is a run error (exit 1, the message),
 # and the outputs are still published.
 set -euo pipefail
-bin="$CT_BIN/cohere-transcribe"
-model="$CT_FIXTURES/tiny-product"
-weights="$CT_TESTDATA/silero/silero_vad.onnx"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib/product.sh"
 c="$tmp/corpus"
 mkdir -p "$c"
 cp "$CT_FIXTURES/audio/c3_fr_ar_10s.wav" "$CT_FIXTURES/audio/c4_en_gb_30s.wav" "$CT_FIXTURES/vad/speech_pauses.flac" "$c/"

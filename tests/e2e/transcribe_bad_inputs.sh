@@ -6,11 +6,7 @@
 # or is an adapter, --device cuda without a GPU and --device mps are one
 # clear error before any file is decoded (exit 1, no "[2/4]" stage).
 set -euo pipefail
-bin="$CT_BIN/cohere-transcribe"
-model="$CT_FIXTURES/tiny-product"
-weights="$CT_TESTDATA/silero/silero_vad.onnx"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib/product.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 c="$tmp/c"
 mkdir -p "$c"

@@ -9,11 +9,7 @@
 # naming the existing outputs, before any decoding; --existing overwrite
 # re-renders from the ASR checkpoints without loading a model.
 set -euo pipefail
-bin="$CT_BIN/cohere-transcribe"
-model="$CT_FIXTURES/tiny-product"
-weights="$CT_TESTDATA/silero/silero_vad.onnx"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib/product.sh"
 a="$CT_FIXTURES/audio"
 c="$tmp/corpus"
 mkdir -p "$c/talks/2026/day1" "$c/talks/2026/day2" "$c/misc"

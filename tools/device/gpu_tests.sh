@@ -3,9 +3,9 @@
 # (issue 13): configure build-gpu against the carried .debs
 # (devdeps-env.sh), build the GPU tests and tools, run `ctest -L gpu` with
 # CT_REQUIRE_GPU=1 (a skip is a failure there), compute-sanitizer memcheck
-# on the op tests and a fixture run of the product's --device cuda (the
-# model code over the backend table), racecheck on the op test (its
-# attention kernels), then bench_engine and bench_sched of --device cuda on
+# on the op tests and on a fixture run of the product's --device cuda (the
+# model code over the backend table, leaks included), racecheck on the
+# tests that run attention kernels, then bench_engine and bench_sched of --device cuda on
 # one full-size random model (stages bench and sched; an A/B against another
 # build is tools/device/product_bench.sh's AB_BIN).
 # Stage align (issue 14): the wav2vec2 aligner on the device against
@@ -192,9 +192,23 @@ if has memcheck; then
     echo "memcheck $t rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-$t.log" | tail -1)"
     grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error)' "$LOGS/memcheck-$t.log" | head -45
   done
-  timeout ${RACE_TIMEOUT:-240} compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/test_cuda_backend \
-    > "$LOGS/racecheck.log" 2>&1
-  echo "racecheck test_cuda_backend rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck.log" | tail -1)"
+  # a fixture run of the product (tiny model, --device cuda: load, mel,
+  # encoder, graphs of the decoder step, publication), device leaks included
+  P=/tmp/ct-memcheck && rm -rf $P && mkdir -p $P && cp tests/fixtures/audio/*.wav $P/
+  compute-sanitizer --tool memcheck --leak-check full --print-limit 50 --error-exitcode 9 \
+    build-gpu/bin/cohere-transcribe $P --model tests/fixtures/tiny-product --vad none --max-dur 7 --device cuda \
+    --output-dir $P/out --max-new-tokens 24 --formats txt json > "$LOGS/memcheck-product.log" 2>&1
+  echo "memcheck product rc=$? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck-product.log" | tail -1), $(ls $P/out/*.txt 2>/dev/null | wc -l) txt"
+  grep -m3 -A12 -E '^========= (Invalid|Program hit|Uninit|Error|Leaked)' "$LOGS/memcheck-product.log" | head -45
+  # racecheck on every test that runs an attention kernel: the decoder's and
+  # the fused rel-pos (test_cuda_backend), the unfused and fused rel-pos
+  # pieces (test_cuda_attention), the aligner's full attention (test_cuda_w2v2_ops)
+  for t in test_cuda_backend test_cuda_attention test_cuda_w2v2_ops; do
+    timeout ${RACE_TIMEOUT:-240} compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/$t \
+      > "$LOGS/racecheck-$t.log" 2>&1
+    echo "racecheck $t rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$LOGS/racecheck-$t.log" | tail -1)"
+    grep -m3 -B2 -A8 -E 'Race reported|Error:' "$LOGS/racecheck-$t.log" | head -30
+  done
 fi
 tar czf "$OUTDIR/logs.tgz" -C "$OUTDIR" logs && rm -rf "$LOGS"
 el done

@@ -161,6 +161,8 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     ct_asr_request def = ct_asr_default_request();
     if (!req) req = &def;
     if (B <= 0) return ct_fail(CT_ERR_INVALID_ARG, "asr: batch of %d clips", B);
+    if (req->forced && req->max_new_tokens <= 0)
+        return ct_fail(CT_ERR_INVALID_ARG, "asr: forced tokens need max_new_tokens (their row stride)");
     /* per-row budgets are a benchmark feature (exact counts), taken only
      * together with ignore_eos */
     if (req->row_max_new_tokens && !req->ignore_eos)
@@ -290,7 +292,7 @@ ct_status ct_asr_transcribe(ct_asr *a, const float *const *clips, const size_t *
     if ((s = ct_decoder_prepare(&a->w, be, &a->act, &a->ws, enc, enc_len, B, Te_got, Smax, &dst)) != CT_OK) goto done;
     ct_generate_options go = {.max_new_tokens = max_new, .eos_id = a->eos_id, .ignore_eos = req->ignore_eos,
                               .keep_logits = req->keep_logits, .row_max_new_tokens = req->row_max_new_tokens,
-                              .loop = req->decode_loop};
+                              .forced = req->forced, .loop = req->decode_loop};
     if ((s = ct_generate_greedy(&a->w, be, &dst, &a->ws, prompts, P, &go, rows)) != CT_OK) goto done;
     if ((s = be->ops->synchronize(be)) != CT_OK) goto done;
     out->seconds_decoder = ct_now() - t2;

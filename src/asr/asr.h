@@ -57,6 +57,12 @@ typedef struct ct_asr_request {
     int keep_features, keep_encoder, keep_logits; /* copy intermediates into the result (keep_features:
                                                    * the CPU mel; keep_logits: the host loop) */
     int decode_loop; /* CT_LOOP_* of asr/generate.h (0: auto) */
+    /* Teacher forcing (asr/generate.h): NULL, or (batch, max_new_tokens)
+     * ids; clip b's input after its g-th token is forced[b·max_new_tokens +
+     * g], while its tokens (and kept logits) are each step's own argmax and
+     * scores; EOS does not stop a forced clip. Needs max_new_tokens > 0 (the
+     * row stride). Parity along a reference's path, on every device. */
+    const int32_t *forced;
 } ct_asr_request;
 
 ct_asr_request ct_asr_default_request(void);

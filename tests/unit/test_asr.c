@@ -248,6 +248,71 @@ static void test_row_budgets(void **state) {
     ct_asr_free(asr);
 }
 
+/* Teacher forcing through the batch entry point (ct_asr_request.forced):
+ * fed the reference's own tokens, every clip runs its whole budget (EOS
+ * does not stop a forced row) and its first steps are the reference's
+ * tokens and logits; a forced input that differs from the reference at
+ * step g leaves steps 0..g bit-identical and changes step g + 1. Without
+ * max_new_tokens (the rows' stride) the request is refused. */
+static void test_teacher_forced(void **state) {
+    fx *f = *state;
+    enum { MAXNEW = 40, V = 495 };
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), NULL, &asr));
+    static int32_t want[NCLIPS][1024], forced[NCLIPS * MAXNEW];
+    int nt[NCLIPS];
+    for (int i = 0; i < NCLIPS; i++) {
+        nt[i] = ref_tokens(f, i, want[i]);
+        assert_true(nt[i] >= 1 && nt[i] <= MAXNEW);
+        for (int g = 0; g < MAXNEW; g++) forced[i * MAXNEW + g] = g < nt[i] ? want[i][g] : 3;
+    }
+    ct_asr_request rq = ct_asr_default_request();
+    rq.forced = forced;
+    rq.keep_logits = 1;
+    ct_asr_result a, b;
+    CT_ASSERT_STATUS(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &a), CT_ERR_INVALID_ARG);
+    CT_ASSERT_ERROR_HAS("max_new_tokens");
+    rq.max_new_tokens = MAXNEW;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &a));
+    int64_t rows, cols;
+    char nm[64];
+    for (int i = 0; i < NCLIPS; i++) {
+        const ct_asr_clip *c = &a.clips[i];
+        assert_int_equal(c->n_tokens, MAXNEW);
+        assert_int_equal(c->stop, CT_STOP_MAX_TOKENS);
+        assert_memory_equal(c->tokens, want[i], sizeof(int32_t) * (size_t)nt[i]);
+        snprintf(nm, sizeof nm, "logits.%d", i);
+        float *lg = ref_f32(f, nm, &rows, &cols);
+        for (int st = 0; st < nt[i]; st++) {
+            double e = ct_rel_l2(c->logits + (size_t)st * V, lg + (size_t)st * V, V);
+            if (!(e <= 1e-4)) fail_msg("clip %d step %d: forced logits relative L2 %.3g > 1e-4", i, st, e);
+        }
+        free(lg);
+    }
+    /* another input after step 1 of every clip that has three steps */
+    int changed = 0;
+    for (int i = 0; i < NCLIPS; i++)
+        if (nt[i] >= 3) {
+            forced[i * MAXNEW + 1] = (want[i][1] + 1) % V;
+            changed++;
+        }
+    assert_true(changed >= 3);
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)f->clips, f->n, NCLIPS, &rq, &b));
+    for (int i = 0; i < NCLIPS; i++) {
+        const float *la = a.clips[i].logits, *lb = b.clips[i].logits;
+        if (nt[i] < 3) {
+            assert_memory_equal(la, lb, sizeof(float) * MAXNEW * V);
+            continue;
+        }
+        assert_memory_equal(la, lb, sizeof(float) * 2 * V);
+        double e = ct_rel_l2(lb + 2 * V, la + 2 * V, V);
+        if (!(e > 1e-3)) fail_msg("clip %d: step 2 after another forced input moved only %.3g", i, e);
+    }
+    ct_asr_result_free(&a);
+    ct_asr_result_free(&b);
+    ct_asr_free(asr);
+}
+
 /* Issue 10 item 8: a language is one of the model's language tokens. Special
  * tokens that exist in the vocabulary (<|pnc|>, <|itn|>, <|nospeech|>) were
  * accepted before; now they are refused up front and in every transcription,
@@ -367,6 +432,7 @@ int main(void) {
         cmocka_unit_test(test_layouts_and_bf16),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_row_budgets),
+        cmocka_unit_test(test_teacher_forced),
         cmocka_unit_test(test_languages),
         cmocka_unit_test(test_inspect_tool),
     };

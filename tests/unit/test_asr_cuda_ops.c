@@ -4,7 +4,9 @@
  * fp32 transformers reference of the fixture batch: encoder and first-step
  * logits within a relative L2 of 2e-2 per clip, greedy tokens identical up
  * to a departure at a near tie (ct_test_near_tie's rule),
- * keep_logits, keep_features and keep_encoder as on the CPU. Skipped without
+ * keep_logits, keep_features and keep_encoder as on the CPU; teacher-forced
+ * tokens along the reference's path equal to its own except at near ties
+ * (host and device loops). Skipped without
  * a CUDA build or device (CT_REQUIRE_GPU=1 makes that a failure).
  */
 #include <stdio.h>
@@ -107,6 +109,81 @@ static void test_f16(void **state) {
     run_batch(CT_DTYPE_F16, CT_ATTN_AUTO);
 }
 
+/* Teacher forcing on the fixture batch (ct_asr_request.forced): fed the
+ * fp32 reference's tokens, each step's argmax must be the reference's next
+ * token except at a near tie of the reference's logits at that step (the
+ * step's inputs are the reference's, so a departure does not carry on);
+ * every clip runs its whole budget. Through the host loop (keep_logits)
+ * and the device loop with its graph. */
+static void run_forced(ct_dtype act, int keep_logits) {
+    enum { MAXNEW = 40 };
+    const double NEAR_TIE = 0.25; /* run_batch's bound */
+    ct_asr_options o = ct_asr_default_options();
+    o.device = "cuda";
+    o.weight_dtype = o.act_dtype = act;
+    ct_asr *asr;
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr));
+    const int V = ct_asr_model_weights(asr)->hp.vocab;
+    float *clips[NCLIPS];
+    size_t n[NCLIPS];
+    char rel[128];
+    ct_safetensors *ref;
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &ref));
+    static int32_t forced[NCLIPS * MAXNEW];
+    const int32_t *want[NCLIPS];
+    int nt[NCLIPS];
+    for (int i = 0; i < NCLIPS; i++) {
+        snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
+        clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &n[i]);
+        snprintf(rel, sizeof rel, "tokens.%d", i);
+        const ct_st_tensor *t = ct_st_find(ref, rel);
+        assert_non_null(t);
+        want[i] = t->data;
+        nt[i] = (int)t->shape[0];
+        assert_true(nt[i] >= 1 && nt[i] <= MAXNEW);
+        for (int g = 0; g < MAXNEW; g++) forced[i * MAXNEW + g] = g < nt[i] ? want[i][g] : 3;
+    }
+    ct_asr_request rq = ct_asr_default_request();
+    rq.max_new_tokens = MAXNEW;
+    rq.forced = forced;
+    rq.keep_logits = keep_logits;
+    ct_asr_result r;
+    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)clips, n, NCLIPS, &rq, &r));
+    int departures = 0, steps = 0;
+    for (int i = 0; i < NCLIPS; i++) {
+        const ct_asr_clip *c = &r.clips[i];
+        assert_int_equal(c->n_tokens, MAXNEW);
+        assert_int_equal(c->stop, CT_STOP_MAX_TOKENS);
+        const ct_st_tensor *lt;
+        float *lref = ref_f32(ref, "logits.%d", i, &lt);
+        for (int st = 0; st < nt[i]; st++, steps++) {
+            if (c->tokens[st] == want[i][st]) continue;
+            const double gap = lref[(size_t)st * V + want[i][st]] - lref[(size_t)st * V + c->tokens[st]];
+            printf("  %s forced clip %d step %d: %d vs the reference's %d, fp32 gap %.4f\n", ct_dtype_name(act), i, st,
+                   c->tokens[st], want[i][st], gap);
+            if (!(gap < NEAR_TIE)) fail_msg("clip %d step %d: not a near tie (gap %.3f)", i, st, gap);
+            departures++;
+        }
+        free(lref);
+    }
+    printf("  %s teacher-forced (%s loop): %d of %d steps depart, each at a near tie\n", ct_dtype_name(act),
+           keep_logits ? "host" : "device", departures, steps);
+    ct_asr_result_free(&r);
+    ct_st_free(ref);
+    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
+    ct_asr_free(asr);
+}
+
+static void test_forced_bf16(void **state) {
+    (void)state;
+    run_forced(CT_DTYPE_BF16, 1);
+    run_forced(CT_DTYPE_BF16, 0);
+}
+static void test_forced_f16(void **state) {
+    (void)state;
+    run_forced(CT_DTYPE_F16, 0);
+}
+
 static void test_refusals(void **state) {
     (void)state;
     /* 16-bit weights only: cuBLASLt multiplies them in their own type */
@@ -125,6 +202,8 @@ int main(void) {
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_simple_attention),
         cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_forced_bf16),
+        cmocka_unit_test(test_forced_f16),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,10 @@ typedef struct loader {
     ct_weight_lookup_fn lookup;
     void *ctx;
     size_t bytes, borrowed;
+    /* deferred uploads' sources (ct_tensor_upload_deferred): their pages are
+     * dropped after the load's synchronize, once the copies have read them */
+    ct_host_tensor *late_drops;
+    size_t n_late, cap_late;
 } loader;
 
 /* Look a tensor up and check its shape (dims[i] < 0: any). */
@@ -64,6 +68,20 @@ static void drop_pages(const ct_host_tensor *ht, size_t nbytes) {
     uintptr_t a = (uintptr_t)ht->data, e = a + nbytes;
     uintptr_t s = (a + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps, f = e / (uintptr_t)ps * (uintptr_t)ps;
     if (f > s) madvise((void *)s, f - s, MADV_DONTNEED);
+}
+
+/* drop_pages once the load has synchronized (a deferred upload's source);
+ * without memory for the note the pages stay mapped, which costs resident
+ * memory, not correctness. */
+static void drop_pages_later(loader *L, const ct_host_tensor *ht) {
+    if (!ht->file_backed) return;
+    if (L->n_late == L->cap_late) {
+        size_t cap = L->cap_late ? 2 * L->cap_late : 256;
+        ct_host_tensor *p = realloc(L->late_drops, cap * sizeof *p);
+        if (!p) return;
+        L->late_drops = p, L->cap_late = cap;
+    }
+    L->late_drops[L->n_late++] = *ht;
 }
 
 /* The message ct_checkpoint_open gives for a non-finite weight: one NaN
@@ -178,10 +196,15 @@ static ct_status load(loader *L, ct_tensor *t, ct_dtype dtype, const char *name,
         if (ht.check_finite) bad = ct_first_non_finite(ht.data, ht.dtype, (size_t)ct_tensor_numel(t));
         L->borrowed += t->nbytes;
     } else {
-        ct_status s = ct_tensor_upload_checked(L->be, dtype, ht.data, ht.dtype, nd, shape,
-                                               ht.check_finite ? &bad : NULL, t);
+        /* a source that lives as long as the weights (the checkpoint's
+         * mapping) may still be read after this returns: a device then
+         * uploads it in the background until the load's synchronize */
+        const int deferred = ht.borrowable && dtype == ht.dtype;
+        ct_status s = (deferred ? ct_tensor_upload_deferred : ct_tensor_upload_checked)(
+            L->be, dtype, ht.data, ht.dtype, nd, shape, ht.check_finite ? &bad : NULL, t);
         if (s != CT_OK) return ct_fail_wrap(s, "tensor %s", name);
-        if (bad < 0) drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
+        if (bad < 0 && !deferred) drop_pages(&ht, (size_t)ct_tensor_numel(t) * ct_dtype_size(ht.dtype));
+        if (bad < 0 && deferred) drop_pages_later(L, &ht);
     }
     if (bad >= 0) {
         ct_tensor_release(t);
@@ -553,6 +576,12 @@ ct_status ct_asr_weights_load(ct_backend *be, ct_weight_lookup_fn lookup, void *
     if (wdtype == CT_DTYPE_Q8_0) out->q8 = q8 && (q8->all & CT_Q8_PLAN_SET) ? *q8 : ct_q80_default_plan(hp->enc_layers);
     loader L = {.be = be, .q8 = out->q8, .enc_layer = -1, .lookup = lookup, .ctx = ctx};
     ct_status s = load_all(&L, hp, wdtype, out);
+    /* the deferred uploads have landed (and said whether they failed)
+     * before the weights are used or their sources' pages dropped */
+    if (s == CT_OK) s = be->ops->synchronize(be);
+    for (size_t i = 0; s == CT_OK && i < L.n_late; i++)
+        drop_pages(&L.late_drops[i], host_numel(&L.late_drops[i]) * ct_dtype_size(L.late_drops[i].dtype));
+    free(L.late_drops);
     out->bytes = L.bytes;
     out->borrowed_bytes = L.borrowed;
     if (s != CT_OK) ct_asr_weights_free(out);

@@ -48,8 +48,11 @@
  * 6: the fused decoder step (attn_causal_qkv_dev): a device step's KV-cache
  *    writes and causal self-attention over one packed q|k|v projection, in
  *    one pass; and the whole subsampling in channels-last layout
- *    (subsample); NULL on the CPU tables (the model runs the compositions). */
-#define CT_BACKEND_VERSION 6
+ *    (subsample); NULL on the CPU tables (the model runs the compositions).
+ * 7: to_device_async, uploads from a source that stays put until the next
+ *    synchronize (weights from a checkpoint's mapping); NULL on the CPU
+ *    tables (ct_tensor_upload_deferred then calls to_device). */
+#define CT_BACKEND_VERSION 7
 
 typedef enum ct_act { CT_ACT_NONE = 0, CT_ACT_RELU = 1, CT_ACT_SILU = 2 } ct_act;
 
@@ -382,6 +385,18 @@ typedef struct ct_backend_ops {
      * the maps out as it likes there). Reference: ct_ref_subsample. */
     ct_status (*subsample)(ct_backend *be, ct_buf x, ct_buf feats, const ct_subsample_weights *w, const int *len,
                            int B, int T, int M, int C, int d, ct_buf a, ct_buf b, ct_arena *ws);
+
+    /* ---- version 7: uploads in the background -------------------------------
+     * As to_device, but the copy may still be on its way when this returns,
+     * on threads and streams of the backend's own: src must stay valid and
+     * unchanged, and dst must not be read by an op, until the next
+     * synchronize. to_device, to_host, copy, zero, free and synchronize
+     * wait for the pending ones first, so only a kernel launched on dst in
+     * between would race. The model load's weights from the checkpoint's
+     * mapping (asr/weights.c): on CUDA a load beside busy preparation
+     * workers no longer waits ~500 times for a chunk's copy threads
+     * (compute/cuda/cuda_upload.cu). NULL: callers use to_device. */
+    ct_status (*to_device_async)(ct_backend *be, void *dst, const void *src_host, size_t bytes);
 } ct_backend_ops;
 
 struct ct_backend {

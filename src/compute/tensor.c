@@ -259,8 +259,8 @@ int ct_tensor_borrow(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype s
     return 1;
 }
 
-ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
-                                   const int64_t *shape, int64_t *bad_at, ct_tensor *out) {
+static ct_status upload(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                        const int64_t *shape, int64_t *bad_at, int deferred, ct_tensor *out) {
     if (bad_at) *bad_at = -1;
     CT_TRY(ct_tensor_alloc(be, dtype, ndim, shape, out));
     if (out->nbytes == 0) return CT_OK;
@@ -276,7 +276,8 @@ ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *s
          * once more (4 GB for the full model; docs/PERFORMANCE.md,
          * "Session 9", has the load times this is meant to bring down). */
         st = bad_at ? convert_scan(NULL, dtype, src, src_dtype, n, bad_at) : CT_OK;
-        if (st == CT_OK) st = be->ops->to_device(be, out->data, src, out->nbytes);
+        int async = deferred && be->ops->version >= 7 && be->ops->to_device_async;
+        if (st == CT_OK) st = (async ? be->ops->to_device_async : be->ops->to_device)(be, out->data, src, out->nbytes);
     } else {
         void *tmp = malloc(out->nbytes);
         if (!tmp) {
@@ -289,6 +290,16 @@ ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *s
     }
     if (st != CT_OK) ct_tensor_release(out);
     return st;
+}
+
+ct_status ct_tensor_upload_checked(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                                   const int64_t *shape, int64_t *bad_at, ct_tensor *out) {
+    return upload(be, dtype, src, src_dtype, ndim, shape, bad_at, 0, out);
+}
+
+ct_status ct_tensor_upload_deferred(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,
+                                    const int64_t *shape, int64_t *bad_at, ct_tensor *out) {
+    return upload(be, dtype, src, src_dtype, ndim, shape, bad_at, 1, out);
 }
 
 ct_status ct_tensor_upload(ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype, int ndim,

@@ -53,6 +53,16 @@ ct_status ct_tensor_upload(struct ct_backend *be, ct_dtype dtype, const void *sr
 ct_status ct_tensor_upload_checked(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype,
                                    int ndim, const int64_t *shape, int64_t *bad_at, ct_tensor *out);
 
+/* ct_tensor_upload_checked for a source that stays valid and unchanged
+ * until the backend's next synchronize (a checkpoint's mapping): where the
+ * device takes src as it is (same dtype), the copy goes through
+ * to_device_async (backend.h version 7) and may still be on its way when
+ * this returns; *out must not be read by an op before that synchronize.
+ * Converted tensors, host backends and tables without the entry upload
+ * as ct_tensor_upload_checked does. */
+ct_status ct_tensor_upload_deferred(struct ct_backend *be, ct_dtype dtype, const void *src, ct_dtype src_dtype,
+                                    int ndim, const int64_t *shape, int64_t *bad_at, ct_tensor *out);
+
 /* Zero-copy: when the backend computes on host memory, dtype == src_dtype
  * and src is element-aligned, make *out a view of src (not owned; src must
  * outlive it) and return 1; otherwise return 0 and leave *out untouched

@@ -679,6 +679,73 @@ static void test_options(void **state) {
     CT_ASSERT_ERROR_HAS("device 999");
 }
 
+/* Background uploads (to_device_async, cuda_upload.cu): sizes below the
+ * small-copy cut, at it, over several pieces with an odd tail; each
+ * destination first zeroed on the stream, then read back through each
+ * operation that must wait for them (to_host, copy, synchronize); many in
+ * flight at once; a backend freed with uploads still queued. */
+static void test_upload_async(void **state) {
+    (void)state;
+    const size_t sizes[] = {0, 1000, (size_t)1 << 20, ((size_t)37 << 20) + 13};
+    enum { NS = sizeof sizes / sizeof sizes[0], MANY = 160 };
+    assert_non_null(g_cu->ops->to_device_async);
+    const size_t big = sizes[NS - 1];
+    unsigned char *src = malloc(big + NS), *back = malloc(big + 1); /* src + k: misaligned starts */
+    for (size_t i = 0; i < big + NS; i++) src[i] = (unsigned char)(i * 2654435761u >> 13);
+    for (int how = 0; how < 3; how++)
+        for (int k = 0; k < NS; k++) {
+            const size_t n = sizes[k];
+            void *d = NULL, *d2 = NULL;
+            CT_ASSERT_OK(g_cu->ops->alloc(g_cu, n + 64, &d));
+            CT_ASSERT_OK(g_cu->ops->zero(g_cu, d, n + 64));
+            /* how 2 uploads from a copy that is wiped once synchronize
+             * returns: the upload must have read it by then */
+            unsigned char *from = src + k;
+            if (how == 2 && n) {
+                from = malloc(n);
+                memcpy(from, src + k, n);
+            }
+            CT_ASSERT_OK(g_cu->ops->to_device_async(g_cu, d, from, n));
+            memset(back, 0, n + 1);
+            if (how == 0) { /* to_host waits for the upload */
+                CT_ASSERT_OK(g_cu->ops->to_host(g_cu, back, d, n));
+            } else if (how == 1) { /* a device copy reads it after it landed */
+                CT_ASSERT_OK(g_cu->ops->alloc(g_cu, n + 64, &d2));
+                CT_ASSERT_OK(g_cu->ops->copy(g_cu, d2, d, n));
+                CT_ASSERT_OK(g_cu->ops->to_host(g_cu, back, d2, n));
+            } else {
+                CT_ASSERT_OK(g_cu->ops->synchronize(g_cu));
+                if (n) memset(from, 0, n), free(from);
+                CT_ASSERT_OK(g_cu->ops->to_host(g_cu, back, d, n));
+            }
+            if (memcmp(back, src + k, n)) fail_msg("upload of %zu bytes (read %d) differs", n, how);
+            g_cu->ops->free(g_cu, d);
+            if (d2) g_cu->ops->free(g_cu, d2);
+        }
+    /* many at once: 160 × 1.5 MB from one source, each at its own offset */
+    const size_t part = (size_t)3 << 19;
+    void *many;
+    CT_ASSERT_OK(g_cu->ops->alloc(g_cu, part * MANY, &many));
+    for (int i = 0; i < MANY; i++)
+        CT_ASSERT_OK(g_cu->ops->to_device_async(g_cu, (char *)many + (size_t)i * part, src + (size_t)i * 97, part));
+    CT_ASSERT_OK(g_cu->ops->synchronize(g_cu));
+    unsigned char *all = malloc(part * MANY);
+    CT_ASSERT_OK(g_cu->ops->to_host(g_cu, all, many, part * MANY));
+    for (int i = 0; i < MANY; i++)
+        if (memcmp(all + (size_t)i * part, src + (size_t)i * 97, part)) fail_msg("upload %d of %d differs", i, MANY);
+    g_cu->ops->free(g_cu, many);
+    free(all);
+    /* freed with uploads queued: the backend waits for them first */
+    ct_backend *be;
+    CT_ASSERT_OK(ct_backend_create("cuda", NULL, &be));
+    void *d;
+    CT_ASSERT_OK(be->ops->alloc(be, big, &d));
+    CT_ASSERT_OK(be->ops->to_device_async(be, d, src, big));
+    ct_backend_free(be); /* the destination goes with the context */
+    free(src);
+    free(back);
+}
+
 int main(void) {
     /* the CPU half of the interface runs everywhere */
     ct_backend_options o = ct_backend_default_options();
@@ -701,7 +768,7 @@ int main(void) {
         cmocka_unit_test(test_cross_split),
         cmocka_unit_test(test_relpos),      cmocka_unit_test(test_fused),
         cmocka_unit_test(test_fused_decoder), cmocka_unit_test(test_bias_kept),
-        cmocka_unit_test(test_subsample),
+        cmocka_unit_test(test_subsample),   cmocka_unit_test(test_upload_async),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     ct_backend_arena_free(g_cu, &g_ws_cu);

@@ -9,7 +9,8 @@
  * then refuses float32 activations on this backend with a clear message.
  * Version 4: the device steps and graph capture of cuda_ops_step.cu.
  * Version 5: the fused encoder ops of cuda_ops_fused.cu and the wav2vec2
- * aligner's typed ops (cuda_ops_w2v2*.cu).
+ * aligner's typed ops (cuda_ops_w2v2*.cu). Version 7: background weight
+ * uploads (cuda_upload.cu).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +49,20 @@ ct_status ct_cuda_scratch(ct_backend *be, size_t bytes, void **p) {
     return CT_OK;
 }
 
+/* Background uploads land before anything that may read or free their
+ * destinations runs on the backend's stream (cuda_upload.cu). */
+static ct_status drain_uploads(ct_backend *be) {
+    ct_cuda_be *cb = ct_cbe(be);
+    return ct_cuda_upload_pending(cb->upload) ? ct_cuda_upload_drain(cb->upload) : CT_OK;
+}
+
 static ct_status cb_alloc(ct_backend *be, size_t bytes, void **ptr) {
     /* cudaMalloc aligns to 256 bytes, more than the 64 backend.h promises */
     return ct_cuda_malloc(ct_cbe(be)->c, ptr, bytes);
 }
 static void cb_free(ct_backend *be, void *ptr) {
     if (ptr) ct_cuda_biases_clear(be); /* their sources may be in it */
+    if (ptr) (void)drain_uploads(be);  /* a failure was the load's; the memory goes anyway */
     ct_cuda_dfree(ct_cbe(be)->c, ptr);
 }
 /* Host memcpy split over up to 8 threads (one thread copies ~5–10 GB/s). */
@@ -92,8 +101,17 @@ static void biases_written(ct_backend *be, const void *dst, size_t bytes) {
         }
 }
 
+static ct_status cb_to_device_async(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    biases_written(be, dst, bytes);
+    ct_cuda_be *cb = ct_cbe(be);
+    /* small ones: the synchronous path's one pageable copy costs less than a queue entry */
+    if (bytes < ((size_t)1 << 20)) return ct_cuda_h2d(cb->c, dst, src, bytes);
+    return ct_cuda_upload_async(&cb->upload, cb->c, dst, src, bytes);
+}
+
 static ct_status cb_to_device(ct_backend *be, void *dst, const void *src, size_t bytes) {
     biases_written(be, dst, bytes);
+    CT_TRY(drain_uploads(be));
     ct_cuda_be *cb = ct_cbe(be);
     if (bytes < ((size_t)1 << 20)) return ct_cuda_h2d(cb->c, dst, src, bytes);
     /* page-locked source (host_alloc): one DMA straight from it; waited for,
@@ -126,18 +144,24 @@ static ct_status cb_to_device(ct_backend *be, void *dst, const void *src, size_t
 static ct_status cb_host_alloc(ct_backend *be, size_t bytes, void **ptr) { return ct_cuda_host_alloc(ptr, bytes); }
 static void cb_host_free(ct_backend *be, void *ptr) { ct_cuda_host_free(ptr); }
 static ct_status cb_to_host(ct_backend *be, void *dst, const void *src, size_t bytes) {
+    CT_TRY(drain_uploads(be));
     return ct_cuda_d2h(ct_cbe(be)->c, dst, src, bytes); /* waits */
 }
 static ct_status cb_copy(ct_backend *be, void *dst, const void *src, size_t bytes) {
     biases_written(be, dst, bytes);
+    CT_TRY(drain_uploads(be));
     if (bytes) CT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ct_cstream(be)));
     return CT_OK;
 }
 static ct_status cb_zero(ct_backend *be, void *dst, size_t bytes) {
     biases_written(be, dst, bytes);
+    CT_TRY(drain_uploads(be));
     return ct_cuda_memset(ct_cbe(be)->c, dst, 0, bytes);
 }
-static ct_status cb_sync(ct_backend *be) { return ct_cuda_sync(ct_cbe(be)->c); }
+static ct_status cb_sync(ct_backend *be) {
+    CT_TRY(drain_uploads(be));
+    return ct_cuda_sync(ct_cbe(be)->c);
+}
 static void *cb_stream(ct_backend *be) { return ct_cuda_stream(ct_cbe(be)->c); }
 static ct_status cb_memory_info(ct_backend *be, size_t *free_bytes, size_t *total_bytes) {
     CT_CUDA_TRY(cudaSetDevice(ct_cbe(be)->c->device));
@@ -151,6 +175,7 @@ static void cb_destroy(ct_backend *be) {
     if (!be) return;
     ct_cuda_be *cb = ct_cbe(be);
     if (cb) {
+        ct_cuda_upload_free(cb->upload);
         if (cb->c) ct_cuda_biases_clear(be);
         if (cb->c && cb->side) ct_cuda_dfree(cb->c, cb->side);
         if (cb->c && cb->scratch) ct_cuda_dfree(cb->c, cb->scratch);
@@ -221,6 +246,7 @@ static const ct_backend_ops cuda_ops = {
     .attn_full_t = ct_cuda_op_attn_full,
     .attn_causal_qkv_dev = ct_cuda_op_attn_causal_qkv_dev,
     .subsample = ct_cuda_op_subsample,
+    .to_device_async = cb_to_device_async,
 };
 
 extern "C" ct_status ct_cuda_backend_create(const ct_backend_options *opts, ct_backend **out) {

@@ -42,6 +42,7 @@ typedef struct ct_cuda_be {
     int32_t *host_ids;   /* pinned, CT_SIDE_INTS: argmax results */
     int capturing;       /* between graph_begin and graph_end */
     void *stage[2];      /* pinned, CT_STAGE_BYTES each: large uploads (cuda_backend.cu) */
+    struct ct_cuda_uploader *upload; /* to_device_async's threads (cuda_upload.cu), made on first use */
     cudaEvent_t stage_done[2];
     void *scratch;       /* device, grown on demand: see ct_cuda_scratch */
     size_t scratch_cap;
@@ -70,6 +71,17 @@ struct ct_cuda_bias {
 void ct_cuda_biases_clear(ct_backend *be);
 
 enum { CT_STAGE_BYTES = 8 << 20 };
+
+/* Background uploads (cuda_upload.cu; backend.h version 7, to_device_async):
+ * queue src → dst (src unchanged until the drain), creating the uploader
+ * in *slot on first use; whether any piece is queued or on its way; wait
+ * for all of them (the first failure is returned once); drain and free. */
+struct ct_cuda_uploader;
+extern "C" ct_status ct_cuda_upload_async(struct ct_cuda_uploader **slot, ct_cuda *c, void *dst, const void *src,
+                                          size_t bytes);
+extern "C" int ct_cuda_upload_pending(const struct ct_cuda_uploader *u);
+extern "C" ct_status ct_cuda_upload_drain(struct ct_cuda_uploader *u);
+extern "C" void ct_cuda_upload_free(struct ct_cuda_uploader *u);
 
 static inline ct_cuda_be *ct_cbe(ct_backend *be) { return (ct_cuda_be *)be->impl; }
 static inline cudaStream_t ct_cstream(ct_backend *be) { return ct_cbe(be)->c->stream; }

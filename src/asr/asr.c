@@ -6,6 +6,8 @@
 #include "asr/asr.h"
 
 #include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,29 @@ ct_asr_request ct_asr_default_request(void) {
     return r;
 }
 
+/* The checkpoint's open on a thread of its own, beside the backend's
+ * creation (cuda): creating a CUDA context and the cuBLASLt handle took
+ * 0.25 s and the open with its NaN scan 0.27 s, one after the other, before
+ * the first upload (docs/PERFORMANCE.md, "Session 10"). ct_fail's message
+ * is per thread, so the opener's is carried back. */
+typedef struct opener {
+    const char *dir;
+    int scan;
+    ct_checkpoint *ck;
+    ct_status status;
+    double t0, t1;
+    char error[512];
+} opener;
+
+static void *open_checkpoint(void *arg) {
+    opener *o = arg;
+    o->t0 = ct_now();
+    o->status = (o->scan ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(o->dir, &o->ck);
+    o->t1 = ct_now();
+    if (o->status != CT_OK) snprintf(o->error, sizeof o->error, "%s", ct_last_error());
+    return NULL;
+}
+
 ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out) {
     *out = NULL;
     ct_asr_options def = ct_asr_default_options();
@@ -63,23 +88,32 @@ ct_status ct_asr_open(const char *dir, const ct_asr_options *opts, ct_asr **out)
     /* cuda: activations in the weights' 16-bit type unless asked otherwise
      * (the table multiplies weights of its activation type only) */
     if (cuda && bo.act_dtype == CT_DTYPE_F32) bo.act_dtype = opts->weight_dtype;
-    /* the load's parts in the run's timeline (--trace): where a slow load goes */
-    double t0 = ct_now();
-    if ((s = ct_backend_create(dev, &bo, &a->be)) != CT_OK) goto fail;
-    double t1 = ct_now();
-    ct_trace_span("backend", t0, t1, dev, NULL);
     /* CPU: the weight loader refuses NaN/infinity as it reads each tensor,
      * so the file is read once. cuda: the whole checkpoint is scanned at
      * open, in one parallel pass over the tensors, as the old whole-model
      * engine did, and the uploads then only copy: a scan per tensor is an
      * OpenMP region per tensor, ~700 of them, each waiting for cores that
-     * the preparation workers hold. On the device the load measured 3.5 s
-     * after the one-engine switch against 1.5 s for the old engine
-     * (docs/PERFORMANCE.md, "Session 9"); this pass has not been measured
-     * there yet. */
-    if ((s = (cuda ? ct_checkpoint_open : ct_checkpoint_open_unchecked)(dir, &a->ck)) != CT_OK) goto fail;
+     * the preparation workers hold (the load: 3.5 s after the one-engine
+     * switch, 2.7 s with this pass; docs/PERFORMANCE.md, "Session 10").
+     * On cuda the open runs beside the backend's creation. */
+    opener op = {.dir = dir, .scan = cuda};
+    pthread_t opener_thread;
+    int opening = cuda && pthread_create(&opener_thread, NULL, open_checkpoint, &op) == 0;
+    /* the load's parts in the run's timeline (--trace): where a slow load goes */
+    double t0 = ct_now();
+    s = ct_backend_create(dev, &bo, &a->be);
+    double t1 = ct_now();
+    if (opening) pthread_join(opener_thread, NULL);
+    else if (s == CT_OK) open_checkpoint(&op); /* after the backend: its failure's message stays */
+    a->ck = op.ck;
+    if (s != CT_OK) goto fail;
+    ct_trace_span("backend", t0, t1, dev, NULL);
+    if ((s = op.status) != CT_OK) {
+        ct_fail(s, "%s", op.error);
+        goto fail;
+    }
+    ct_trace_span("checkpoint", op.t0, op.t1, NULL, "\"scanned\":%d", cuda);
     t0 = ct_now();
-    ct_trace_span("checkpoint", t1, t0, NULL, "\"scanned\":%d", cuda);
     a->cfg = *ct_checkpoint_config(a->ck);
     /* a directory's tokenizer.json, or a .gguf file's own vocabulary */
     if ((s = ct_tokenizer_load_model(ct_checkpoint_dir(a->ck), &a->tok)) != CT_OK) goto fail;

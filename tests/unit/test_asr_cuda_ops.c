@@ -193,6 +193,12 @@ static void test_refusals(void **state) {
     ct_asr *asr;
     CT_ASSERT_STATUS(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr), CT_ERR_UNSUPPORTED);
     CT_ASSERT_ERROR_HAS("weights in F32 are not supported");
+    /* the checkpoint opens on a thread beside the backend's creation: its
+     * failure and message come back to the caller's thread */
+    o.weight_dtype = CT_DTYPE_BF16;
+    ct_error_clear();
+    CT_ASSERT_STATUS(ct_asr_open(CT_FIXTURE("audio"), &o, &asr), CT_ERR_NOT_FOUND);
+    CT_ASSERT_ERROR_HAS("missing config.json");
 }
 
 int main(void) {

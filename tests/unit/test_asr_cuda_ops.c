@@ -32,23 +32,43 @@ static float *ref_f32(const ct_safetensors *ref, const char *fmt, int i, const c
     return x;
 }
 
-static void run_batch(ct_dtype act, ct_attn_variant variant) {
+/* What run_batch and run_forced share: the tiny model on cuda in one
+ * activation type, the fixture clips and the fp32 reference. */
+typedef struct fixture {
+    ct_asr *asr;
+    float *clips[NCLIPS];
+    size_t n[NCLIPS];
+    ct_safetensors *ref;
+} fixture;
+
+static void fixture_open(fixture *f, ct_dtype act, ct_attn_variant variant) {
     ct_asr_options o = ct_asr_default_options();
     o.device = "cuda";
     o.weight_dtype = act;
     o.act_dtype = act;
     o.attn_variant = variant;
-    ct_asr *asr;
-    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr));
-    float *clips[NCLIPS];
-    size_t n[NCLIPS];
+    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &f->asr));
     char rel[128];
     for (int i = 0; i < NCLIPS; i++) {
         snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
-        clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &n[i]);
+        f->clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &f->n[i]);
     }
-    ct_safetensors *ref;
-    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &ref));
+    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &f->ref));
+}
+
+static void fixture_close(fixture *f) {
+    ct_st_free(f->ref);
+    for (int i = 0; i < NCLIPS; i++) free(f->clips[i]);
+    ct_asr_free(f->asr);
+}
+
+static void run_batch(ct_dtype act, ct_attn_variant variant) {
+    fixture fx;
+    fixture_open(&fx, act, variant);
+    ct_asr *asr = fx.asr;
+    float **clips = fx.clips;
+    const size_t *n = fx.n;
+    ct_safetensors *ref = fx.ref;
     ct_asr_request rq = ct_asr_default_request();
     rq.max_new_tokens = 40;
     rq.keep_logits = rq.keep_features = rq.keep_encoder = 1;
@@ -91,9 +111,7 @@ static void run_batch(ct_dtype act, ct_attn_variant variant) {
         free(text);
     }
     ct_asr_result_free(&r);
-    ct_st_free(ref);
-    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
-    ct_asr_free(asr);
+    fixture_close(&fx);
 }
 
 static void test_bf16(void **state) {
@@ -118,23 +136,15 @@ static void test_f16(void **state) {
 static void run_forced(ct_dtype act, int keep_logits) {
     enum { MAXNEW = 40 };
     const double NEAR_TIE = 0.25; /* run_batch's bound */
-    ct_asr_options o = ct_asr_default_options();
-    o.device = "cuda";
-    o.weight_dtype = o.act_dtype = act;
-    ct_asr *asr;
-    CT_ASSERT_OK(ct_asr_open(CT_FIXTURE("tiny-hf"), &o, &asr));
-    const int V = ct_asr_model_weights(asr)->hp.vocab;
-    float *clips[NCLIPS];
-    size_t n[NCLIPS];
+    fixture fx;
+    fixture_open(&fx, act, CT_ATTN_AUTO);
+    const int V = ct_asr_model_weights(fx.asr)->hp.vocab;
+    ct_safetensors *ref = fx.ref;
     char rel[128];
-    ct_safetensors *ref;
-    CT_ASSERT_OK(ct_st_open(CT_FIXTURE("reference.safetensors"), &ref));
     static int32_t forced[NCLIPS * MAXNEW];
     const int32_t *want[NCLIPS];
     int nt[NCLIPS];
     for (int i = 0; i < NCLIPS; i++) {
-        snprintf(rel, sizeof rel, "audio/%s.wav", clip_names[i]);
-        clips[i] = ct_test_read_audio(CT_FIXTURE(rel), &n[i]);
         snprintf(rel, sizeof rel, "tokens.%d", i);
         const ct_st_tensor *t = ct_st_find(ref, rel);
         assert_non_null(t);
@@ -148,7 +158,7 @@ static void run_forced(ct_dtype act, int keep_logits) {
     rq.forced = forced;
     rq.keep_logits = keep_logits;
     ct_asr_result r;
-    CT_ASSERT_OK(ct_asr_transcribe(asr, (const float *const *)clips, n, NCLIPS, &rq, &r));
+    CT_ASSERT_OK(ct_asr_transcribe(fx.asr, (const float *const *)fx.clips, fx.n, NCLIPS, &rq, &r));
     int departures = 0, steps = 0;
     for (int i = 0; i < NCLIPS; i++) {
         const ct_asr_clip *c = &r.clips[i];
@@ -169,9 +179,7 @@ static void run_forced(ct_dtype act, int keep_logits) {
     printf("  %s teacher-forced (%s loop): %d of %d steps depart, each at a near tie\n", ct_dtype_name(act),
            keep_logits ? "host" : "device", departures, steps);
     ct_asr_result_free(&r);
-    ct_st_free(ref);
-    for (int i = 0; i < NCLIPS; i++) free(clips[i]);
-    ct_asr_free(asr);
+    fixture_close(&fx);
 }
 
 static void test_forced_bf16(void **state) {
